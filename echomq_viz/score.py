@@ -1,0 +1,196 @@
+"""The composite priority score: two sort keys packed into one number.
+
+Theory of operation
+-------------------
+A Redis sorted set orders its members by one number, the score. EchoMQ (a port
+of the BullMQ protocol) needs two orders at once: the priority tier first, the
+arrival order inside a tier second. The Lua include ``getPriorityScore``
+packs both into one score::
+
+    score = priority * 0x100000000 + (INCR pc) % 0x100000000
+
+Multiplying by ``0x100000000`` (2**32, :data:`TIER_SPAN`) shifts the tier into
+the high bits; the arrival counter, reduced modulo 2**32, fills the low 32
+bits. Tier ``p`` therefore spans ``[p * 2**32, p * 2**32 + 2**32 - 1]`` and its
+largest score is one below the smallest score of tier ``p + 1``: comparing two
+scores compares tiers first and counters only on a tie. ``ZPOPMIN`` takes the
+smallest score, so a *lower* priority number runs first.
+
+Lua numbers and Redis scores are IEEE-754 doubles, which hold every integer up
+to 2**53 (:data:`EXACT_LIMIT`) exactly. The largest score of tier ``p`` is
+``p * 2**32 + 2**32 - 1``; it stays below 2**53 while ``p <= 2**21 - 1``, so
+:data:`PRIORITY_LIMIT` is ``2**21 - 1 = 2_097_151``. At priority 2**21 the
+score is ``2**53 + c`` and odd counters round to an even neighbour: jobs share
+scores and first-in-first-out order inside the tier breaks (BullMQ #4249).
+
+This module is the pure core: integers in, integers out, no I/O.
+:func:`priority_score` and :func:`split_score` are the exact maths and refuse
+anything outside the exact range; :func:`stored_score` reproduces, step by
+step in doubles, what the Lua script computes and Redis stores, for any
+priority, so the rounding past the limit can be shown; the ``*_array``
+functions do the same exact maths on numpy arrays without a float detour.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "TIER_SPAN",
+    "COUNTER_MASK",
+    "PRIORITY_LIMIT",
+    "EXACT_LIMIT",
+    "MAX_SCORE",
+    "priority_score",
+    "split_score",
+    "stored_score",
+    "is_exact",
+    "tier_bounds",
+    "priority_scores_array",
+    "split_scores_array",
+]
+
+TIER_SPAN = 0x100000000  # 2**32: one priority step, the width of one tier
+COUNTER_MASK = TIER_SPAN - 1  # the low 32 bits that hold the arrival counter
+EXACT_LIMIT = 2**53  # doubles hold every integer up to here exactly
+PRIORITY_LIMIT = 2**21 - 1  # largest priority whose whole tier is exact
+MAX_SCORE = PRIORITY_LIMIT * TIER_SPAN + COUNTER_MASK  # == 2**53 - 1
+
+
+def _require_int(name: str, value: object) -> int:
+    # bool is an int subclass, but True as a priority is a bug, not a 1.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _check_priority(priority: object, limit: int | None = PRIORITY_LIMIT) -> int:
+    p = _require_int("priority", priority)
+    if p < 0 or (limit is not None and p > limit):
+        upper = f"{limit:_}" if limit is not None else "any int"
+        raise ValueError(f"priority must be in 0..{upper} (2**21 - 1), got {p:_}")
+    return p
+
+
+def _check_counter(counter: object) -> int:
+    c = _require_int("counter", counter)
+    if c < 0:
+        raise ValueError(f"counter must be an int >= 0 (an INCR value), got {c:_}")
+    return c
+
+
+def priority_score(priority: int, counter: int) -> int:
+    """Return the exact composite score of a job.
+
+    :param priority: the tier, an int in ``0..PRIORITY_LIMIT``; lower runs first.
+    :param counter: the value ``INCR pc`` returned, an int ``>= 0``; only
+        ``counter % 2**32`` enters the score, exactly as in the Lua.
+    :returns: ``priority * 2**32 + counter % 2**32`` as an exact int.
+    :raises TypeError: for anything but an int (bools and floats included).
+    :raises ValueError: for a value outside the valid range.
+    """
+    p = _check_priority(priority)
+    c = _check_counter(counter)
+    return p * TIER_SPAN + c % TIER_SPAN
+
+
+def split_score(score: int | float) -> tuple[int, int]:
+    """Return ``(priority, counter)`` for a composite score: the inverse of
+    :func:`priority_score` (the counter comes back reduced mod 2**32).
+
+    :param score: an int, or a float holding an integer (what Redis returns),
+        in ``0..MAX_SCORE``.
+    :raises TypeError: for a bool or a non-number.
+    :raises ValueError: for a negative, fractional, non-finite or out-of-range
+        score.
+    """
+    if isinstance(score, bool) or not isinstance(score, (numbers.Integral, float)):
+        raise TypeError(f"score must be an int or float, got {type(score).__name__} {score!r}")
+    if isinstance(score, float):
+        if not math.isfinite(score) or score != math.floor(score):
+            raise ValueError(f"score must be a whole number, got {score!r}")
+    s = int(score)
+    if s < 0 or s > MAX_SCORE:
+        raise ValueError(f"score must be in 0..{MAX_SCORE:_} (2**53 - 1), got {s:_}")
+    return s // TIER_SPAN, s % TIER_SPAN
+
+
+def stored_score(priority: int, counter: int) -> float:
+    """Return the double that the Lua script computes and Redis stores.
+
+    Lua 5.1 does all arithmetic in doubles: the priority arrives as a number,
+    ``%`` is ``a - floor(a / b) * b``, and the final ``+`` rounds to the
+    nearest double (ties to even). Every step is reproduced here, so the
+    result equals the Redis score bit for bit, also for priorities above
+    :data:`PRIORITY_LIMIT` where scores stop being exact.
+
+    :param priority: any int ``>= 0``.
+    :param counter: an int ``>= 0``.
+    """
+    p = float(_check_priority(priority, limit=None))
+    c = float(_check_counter(counter))
+    span = float(TIER_SPAN)
+    return p * span + (c - math.floor(c / span) * span)
+
+
+def is_exact(priority: int, counter: int) -> bool:
+    """Return True when the stored double equals the exact composite score."""
+    p = _check_priority(priority, limit=None)
+    c = _check_counter(counter)
+    return stored_score(p, c) == p * TIER_SPAN + c % TIER_SPAN
+
+
+def tier_bounds(priority: int) -> tuple[int, int]:
+    """Return the smallest and largest score of one tier (both inclusive)."""
+    p = _check_priority(priority)
+    return p * TIER_SPAN, p * TIER_SPAN + COUNTER_MASK
+
+
+def _integer_array(name: str, values: object) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    return arr
+
+
+def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
+    """Vectorised :func:`priority_score`: exact ``uint64`` scores, no float detour.
+
+    :param priorities: integer array-like in ``0..PRIORITY_LIMIT``.
+    :param counters: integer array-like ``>= 0``, broadcastable to priorities.
+    :returns: a ``uint64`` array of scores.
+    """
+    p = _integer_array("priorities", priorities)
+    c = _integer_array("counters", counters)
+    if p.size and (p.min() < 0 or p.max() > PRIORITY_LIMIT):
+        raise ValueError(
+            f"priorities must be in 0..{PRIORITY_LIMIT:_} (2**21 - 1), "
+            f"got {int(p.min()):_}..{int(p.max()):_}"
+        )
+    if c.size and c.min() < 0:
+        raise ValueError(f"counters must be >= 0, got {int(c.min()):_}")
+    return (p.astype(np.uint64) << np.uint64(32)) | (c.astype(np.uint64) & np.uint64(COUNTER_MASK))
+
+
+def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`split_score`: ``(priorities, counters)`` as ``uint64``.
+
+    :param scores: integer or float array-like; floats must hold whole
+        numbers in ``0..MAX_SCORE`` (they then convert exactly).
+    """
+    arr = np.asarray(scores)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"scores must be a numeric array, got dtype {arr.dtype}")
+    if arr.size:
+        if np.issubdtype(arr.dtype, np.floating):
+            if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+                raise ValueError("scores must be whole numbers")
+        if arr.min() < 0 or arr.max() > MAX_SCORE:
+            raise ValueError(f"scores must be in 0..{MAX_SCORE:_} (2**53 - 1)")
+    s = arr.astype(np.uint64)
+    return s >> np.uint64(32), s & np.uint64(COUNTER_MASK)

@@ -1,0 +1,63 @@
+--[[
+  Change the priority of a job. A prioritized job is re-scored with a fresh
+  counter (the back of its new tier), or with lifo at priority * 2^32 exactly
+  (the front of its new tier). A job in 'wait' moves to the prioritized set.
+  A job elsewhere (active, say) only has its 'priority' field updated.
+  Input:
+    KEYS[1] 'wait'         list of jobs without priority
+    KEYS[2] 'paused'       (kept for BullMQ's key order, unused)
+    KEYS[3] 'meta'         queue settings hash ('paused')
+    KEYS[4] 'prioritized'  sorted set of prioritized job ids
+    KEYS[5] 'active'       (kept for BullMQ's key order, unused)
+    KEYS[6] 'pc'           priority counter
+    KEYS[7] 'marker'       sorted set that wakes blocked workers
+    ARGV[1] new priority, an integer in 1..2097151 (2^21 - 1)
+    ARGV[2] key prefix, "emq:{queue}:"
+    ARGV[3] job id
+    ARGV[4] lifo: "1" for the front of the tier, "0" or "" for the back
+  Output:
+    0 when done, -1 when the job does not exist
+    an error reply, with nothing written, when an argument is bad
+]]
+local rcall = redis.call
+local waitKey, metaKey, prioritizedKey = KEYS[1], KEYS[3], KEYS[4]
+local priorityCounterKey, markerKey = KEYS[6], KEYS[7]
+local prefix, jobId, lifo = ARGV[2], ARGV[3], ARGV[4]
+
+--- @include "includes/checkPriority"
+--- @include "includes/getPriorityScore"
+--- @include "includes/isQueuePaused"
+--- @include "includes/addBaseMarkerIfNeeded"
+
+local priority, priorityError = checkPriority(ARGV[1], 1)
+if not priority then
+  return redis.error_reply("ERR " .. priorityError)
+end
+if jobId == nil or jobId == "" then
+  return redis.error_reply("ERR job id must not be empty")
+end
+if lifo ~= "1" and lifo ~= "0" and lifo ~= "" then
+  return redis.error_reply("ERR lifo must be '1', '0' or '', got '" .. tostring(lifo) .. "'")
+end
+
+local jobKey = prefix .. jobId
+if rcall("EXISTS", jobKey) == 0 then
+  return -1
+end
+
+local queued = rcall("ZREM", prioritizedKey, jobId) == 1
+if not queued then
+  queued = rcall("LREM", waitKey, 1, jobId) == 1
+end
+if queued then
+  local score
+  if lifo == "1" then
+    score = priority * 0x100000000
+  else
+    score = getPriorityScore(priority, priorityCounterKey)
+  end
+  rcall("ZADD", prioritizedKey, score, jobId)
+  addBaseMarkerIfNeeded(markerKey, isQueuePaused(metaKey))
+end
+rcall("HSET", jobKey, "priority", priority)
+return 0
