@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .keys import Keys, QueueContext, validate_job_id
+from .keys import KEY_TYPES, Keys, QueueContext, validate_job_id
 from .score import PRIORITY_LIMIT, split_score
 
 __all__ = [
@@ -132,22 +132,36 @@ def resolve_includes(path: str | Path, root: str | Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class LuaScript:
-    """One assembled script: its command name, KEYS count and full source."""
+    """One assembled script: its command name, the key types of its KEYS
+    (read from its header, in order) and its full source."""
 
     command: str
-    number_of_keys: int
+    key_types: tuple[str, ...]
     path: Path
     source: str
+
+    @property
+    def number_of_keys(self) -> int:
+        return len(self.key_types)
 
     @property
     def file_name(self) -> str:
         return self.path.name
 
+    def keys(self, ctx: QueueContext) -> list[str]:
+        """The KEYS of this script for one queue, in the script's order."""
+        return [getattr(Keys, key_type)(ctx) for key_type in self.key_types]
+
+
+_HEADER_KEY = re.compile(r"KEYS\[(\d+)\]\s+'(\w+)'")
+
 
 def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
     """Assemble every ``verbNoun-N.lua`` in ``lua_dir``, keyed by command name.
 
-    Also checks that each header lists exactly ``KEYS[1]..KEYS[N]``.
+    Each header must list ``KEYS[1]..KEYS[N]`` in order, each with its key
+    type in quotes (``KEYS[4] 'prioritized'``); that list is the script's
+    key contract.
     """
     lua_dir = Path(lua_dir)
     scripts: dict[str, LuaScript] = {}
@@ -155,14 +169,18 @@ def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
         match = _SCRIPT_NAME.match(path.name)
         if not match:
             raise LuaIncludeError(f"{path.name}: script files are named verbNoun-N.lua")
-        keys = int(match.group("keys"))
-        listed = sorted({int(n) for n in re.findall(r"KEYS\[(\d+)\]", _header(path, path.read_text()))})
-        if listed != list(range(1, keys + 1)):
+        count = int(match.group("keys"))
+        listed = _HEADER_KEY.findall(_header(path, path.read_text(encoding="utf-8")))
+        numbers = [int(n) for n, _ in listed]
+        if numbers != list(range(1, count + 1)):
             raise LuaIncludeError(
-                f"{path.name}: header lists KEYS {listed}, the name promises KEYS[1]..KEYS[{keys}]"
+                f"{path.name}: header lists KEYS {numbers}, the name promises KEYS[1]..KEYS[{count}]"
             )
+        unknown = [t for _, t in listed if t not in KEY_TYPES]
+        if unknown:
+            raise LuaIncludeError(f"{path.name}: header names unknown key types {unknown}")
         scripts[match.group("command")] = LuaScript(
-            match.group("command"), keys, path, resolve_includes(path, lua_dir)
+            match.group("command"), tuple(t for _, t in listed), path, resolve_includes(path, lua_dir)
         )
     return scripts
 
@@ -240,6 +258,17 @@ class Scripts:
             name: client.register_script(script.source) for name, script in self.sources.items()
         }
 
+    def run(self, command: str, ctx: QueueContext, args: Sequence[Any]) -> Any:
+        """Run a script by command name with its queue's KEYS and raw ARGV.
+
+        No Python validation: for showing and testing what the Lua itself
+        accepts or refuses.
+        """
+        script = self.sources.get(command)
+        if script is None:
+            raise KeyError(f"no script {command!r}; known: {', '.join(sorted(self.sources))}")
+        return self._registered[command](keys=script.keys(ctx), args=list(args))
+
     # -- adding ---------------------------------------------------------------
 
     def _add_prioritized_args(
@@ -249,11 +278,7 @@ class Scripts:
         _check_name(name)
         _check_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
-        keys = [
-            Keys.marker(ctx), Keys.meta(ctx), Keys.id(ctx), Keys.prioritized(ctx),
-            Keys.delayed(ctx), Keys.completed(ctx), Keys.active(ctx), Keys.events(ctx),
-            Keys.pc(ctx),
-        ]
+        keys = self.sources["addPrioritizedJob"].keys(ctx)
         ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
         return keys, [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
 
@@ -306,10 +331,7 @@ class Scripts:
         _check_name(name)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
-        keys = [
-            Keys.wait(ctx), Keys.paused(ctx), Keys.meta(ctx), Keys.id(ctx), Keys.completed(ctx),
-            Keys.delayed(ctx), Keys.active(ctx), Keys.events(ctx), Keys.marker(ctx),
-        ]
+        keys = self.sources["addStandardJob"].keys(ctx)
         args = [Keys.base(ctx), custom, name, ts, _encode_data(data)]
         return self._registered["addStandardJob"](keys=keys, args=args)
 
@@ -324,11 +346,7 @@ class Scripts:
             raise ValueError(f"lock token must be a non-empty str, got {token!r}")
         _check_positive_int("lock_ms", lock_ms)
         ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
-        keys = [
-            Keys.wait(ctx), Keys.active(ctx), Keys.prioritized(ctx), Keys.events(ctx),
-            Keys.stalled(ctx), Keys.limiter(ctx), Keys.delayed(ctx), Keys.paused(ctx),
-            Keys.meta(ctx), Keys.pc(ctx), Keys.marker(ctx),
-        ]
+        keys = self.sources["moveToActive"].keys(ctx)
         reply = self._registered["moveToActive"](keys=keys, args=[Keys.base(ctx), ts, token, lock_ms])
         if not reply:
             return None
@@ -358,10 +376,7 @@ class Scripts:
         _check_priority(priority)
         if not isinstance(lifo, bool):
             raise TypeError(f"lifo must be a bool, got {type(lifo).__name__}")
-        keys = [
-            Keys.wait(ctx), Keys.paused(ctx), Keys.meta(ctx), Keys.prioritized(ctx),
-            Keys.active(ctx), Keys.pc(ctx), Keys.marker(ctx),
-        ]
+        keys = self.sources["changePriority"].keys(ctx)
         args = [priority, Keys.base(ctx), job_id, "1" if lifo else "0"]
         return self._registered["changePriority"](keys=keys, args=args) == 0
 
@@ -371,7 +386,7 @@ class Scripts:
         if not asked:
             return {}
         counts = self._registered["getCountsPerPriority"](
-            keys=[Keys.wait(ctx), Keys.prioritized(ctx)], args=asked
+            keys=self.sources["getCountsPerPriority"].keys(ctx), args=asked
         )
         return dict(zip(asked, (int(c) for c in counts)))
 

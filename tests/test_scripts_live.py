@@ -1,0 +1,258 @@
+"""The real scripts on a real redis-server (each test runs on 6.2 and 7.x).
+
+The Python score is checked against an independent implementation: the Lua
+include itself, executed by Redis.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from echomq_viz.keys import Keys, QueueContext, key_slot
+from echomq_viz.score import PRIORITY_LIMIT, TIER_SPAN, priority_score, split_score, stored_score
+from echomq_viz.scripts import LUA_DIR, Scripts
+
+BOUNDARY_COUNTERS = (1, 2**31, 2**32 - 1, 2**32, 2**32 + 1)
+live = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def include_probe(r) -> "redis.commands.core.Script":
+    """The getPriorityScore include, verbatim, wrapped so any priority can be
+    scored by the server: KEYS pc, zset; ARGV priority, member."""
+    include = (LUA_DIR / "includes" / "getPriorityScore.lua").read_text()
+    return r.register_script(
+        "local rcall = redis.call\n" + include + "\n"
+        "local score = getPriorityScore(tonumber(ARGV[1]), KEYS[1])\n"
+        "rcall('ZADD', KEYS[2], score, ARGV[2])\n"
+        "return rcall('ZSCORE', KEYS[2], ARGV[2])\n"
+    )
+
+
+def lua_score(scripts: Scripts, ctx: QueueContext, priority: int, counter: int) -> float:
+    """The score Redis stores for a job added through addPrioritizedJob-9
+    when INCR pc returns ``counter``."""
+    scripts.set_priority_counter(ctx, counter - 1)
+    job_id = scripts.add_prioritized_job(ctx, "probe", {}, priority)
+    return float(scripts.client.zscore(Keys.prioritized(ctx), job_id))
+
+
+# -- the score: Python against Lua ----------------------------------------------
+
+
+@pytest.mark.parametrize("priority", [1, 2, PRIORITY_LIMIT])
+@pytest.mark.parametrize("counter", BOUNDARY_COUNTERS)
+def test_python_score_equals_lua_score_at_boundaries(scripts, ctx, priority, counter):
+    stored = lua_score(scripts, ctx, priority, counter)
+    assert stored == priority_score(priority, counter)
+    assert split_score(stored) == (priority, counter % TIER_SPAN)
+
+
+@pytest.mark.parametrize("counter", BOUNDARY_COUNTERS)
+def test_priority_zero_through_the_include(r, counter):
+    # addPrioritizedJob refuses priority 0 (such jobs belong on the wait
+    # list), so tier 0 is checked through the include alone.
+    r.set("pc", counter - 1)
+    assert float(include_probe(r)(keys=["pc", "z"], args=[0, "m"])) == priority_score(0, counter)
+
+
+@live
+@given(priority=st.integers(1, PRIORITY_LIMIT), counter=st.integers(1, 2**40))
+def test_python_score_equals_lua_score_on_samples(scripts, ctx, priority, counter):
+    assert lua_score(scripts, ctx, priority, counter) == priority_score(priority, counter)
+
+
+@pytest.mark.parametrize("priority", [2**21, 2**21 + 1, 2**22])
+def test_stored_score_matches_redis_past_the_limit(r, priority):
+    probe = include_probe(r)
+    counters = list(range(1, 200)) + [2**31 + k for k in range(-3, 4)] + [2**32 - 1, 2**32, 2**32 + 1]
+    with r.pipeline(transaction=False) as pipe:
+        for n, counter in enumerate(counters):
+            pipe.set("pc", counter - 1)
+            probe(keys=["pc", "z"], args=[priority, f"m{n}"], client=pipe)
+        replies = pipe.execute()[1::2]
+    for counter, reply in zip(counters, replies):
+        assert float(reply) == stored_score(priority, counter), counter
+    # and the rounding is real: some odd counters share a score with a neighbour
+    assert len(set(replies)) < len(replies)
+
+
+# -- the consume order ------------------------------------------------------------
+
+
+def test_thousand_mixed_jobs_come_out_by_priority_then_arrival(scripts, ctx):
+    rng = random.Random(20261129)
+    priorities = [rng.choice([1, 2, 3, 5, 8, 13, 1000, PRIORITY_LIMIT]) for _ in range(1000)]
+    ids = scripts.add_prioritized_jobs(ctx, [(f"job{i}", {"i": i}, p) for i, p in enumerate(priorities)])
+    assert ids == [str(i) for i in range(1, 1001)]
+    popped = []
+    while (job := scripts.move_to_active(ctx, "worker-1", 60_000)) is not None:
+        popped.append(job)
+    expected = sorted(range(1000), key=lambda i: (priorities[i], i))
+    assert [job.id for job in popped] == [ids[i] for i in expected]
+    assert [job.priority for job in popped] == sorted(priorities)
+    assert [job.data["i"] for job in popped] == expected
+    scores = [job.score for job in popped]
+    assert scores == sorted(scores) and len(set(scores)) == 1000
+    assert scripts.client.llen(Keys.active(ctx)) == 1000
+
+
+def test_wait_list_beats_every_tier(scripts, ctx):
+    scripts.add_prioritized_job(ctx, "urgent", {}, 1)
+    waiting = scripts.add_standard_job(ctx, "plain", {})
+    first = scripts.move_to_active(ctx, "t")
+    assert first.id == waiting and first.source == "wait" and first.score is None
+    second = scripts.move_to_active(ctx, "t")
+    assert second.name == "urgent" and second.source == "prioritized"
+
+
+def test_pc_is_deleted_when_a_consume_finds_the_set_empty(scripts, ctx, r):
+    for priority in (3, 1, 2):
+        scripts.add_prioritized_job(ctx, "j", {}, priority)
+    assert scripts.priority_counter(ctx) == 3
+    while scripts.move_to_active(ctx, "t"):
+        assert r.exists(Keys.pc(ctx))  # still there while jobs came out
+    assert not r.exists(Keys.pc(ctx))
+    job_id = scripts.add_prioritized_job(ctx, "again", {}, 2)
+    assert split_score(r.zscore(Keys.prioritized(ctx), job_id)) == (2, 1)  # counting restarts
+
+
+def test_consume_locks_and_records_the_job(scripts, ctx, r):
+    job_id = scripts.add_prioritized_job(ctx, "email", {"to": "a@b"}, 4, timestamp=1_700_000_000_000)
+    job = scripts.move_to_active(ctx, "token-7", 5_000, timestamp=1_700_000_000_123)
+    assert (job.id, job.name, job.data, job.priority) == (job_id, "email", {"to": "a@b"}, 4)
+    assert job.score == priority_score(4, 1) and job.counter == 1
+    assert r.get(Keys.lock(ctx, job_id)) == "token-7"
+    assert 0 < r.pttl(Keys.lock(ctx, job_id)) <= 5_000
+    assert r.lrange(Keys.active(ctx), 0, -1) == [job_id]
+    assert r.zcard(Keys.prioritized(ctx)) == 0
+    fields = r.hgetall(Keys.job(ctx, job_id))
+    assert fields["processedOn"] == "1700000000123" and fields["ats"] == "1"
+    events = [entry[1] for entry in r.xrange(Keys.events(ctx))]
+    assert [e["event"] for e in events] == ["added", "waiting", "active"]
+    assert events[2] == {"event": "active", "jobId": job_id, "prev": "waiting"}
+
+
+# -- adding -----------------------------------------------------------------------------
+
+
+def test_added_job_hash_events_and_marker(scripts, ctx, r):
+    job_id = scripts.add_prioritized_job(ctx, "resize", {"w": 640}, 7, timestamp=1_700_000_000_000)
+    fields = r.hgetall(Keys.job(ctx, job_id))
+    assert fields == {
+        "name": "resize", "data": '{"w":640}', "opts": '{"priority":7}',
+        "timestamp": "1700000000000", "delay": "0", "priority": "7",
+    }
+    events = [entry[1] for entry in r.xrange(Keys.events(ctx))]
+    assert events == [
+        {"event": "added", "jobId": job_id, "name": "resize"},
+        {"event": "waiting", "jobId": job_id},
+    ]
+    assert r.zrange(Keys.marker(ctx), 0, -1, withscores=True) == [("0", 0.0)]
+    assert r.get(Keys.id(ctx)) == "1"
+
+
+def test_paused_queue_gets_no_marker_and_gives_no_job(scripts, ctx, r):
+    r.hset(Keys.meta(ctx), "paused", 1)
+    job_id = scripts.add_prioritized_job(ctx, "j", {}, 1)
+    assert not r.exists(Keys.marker(ctx))
+    assert scripts.move_to_active(ctx, "t") is None
+    assert r.zscore(Keys.prioritized(ctx), job_id) is not None  # still queued
+    r.hdel(Keys.meta(ctx), "paused")
+    assert scripts.move_to_active(ctx, "t").id == job_id
+
+
+def test_duplicate_custom_id_returns_the_existing_job(scripts, ctx, r):
+    first = scripts.add_prioritized_job(ctx, "a", {"v": 1}, 3, job_id="order-9")
+    again = scripts.add_prioritized_job(ctx, "b", {"v": 2}, 1, job_id="order-9")
+    assert first == again == "order-9"
+    assert r.zrange(Keys.prioritized(ctx), 0, -1, withscores=True) == [("order-9", priority_score(3, 1))]
+    assert r.hget(Keys.job(ctx, "order-9"), "data") == '{"v":1}'
+    assert r.get(Keys.id(ctx)) == "2"  # the id counter moves on every add, as in BullMQ
+    assert [e[1]["event"] for e in r.xrange(Keys.events(ctx))][-1] == "duplicated"
+
+
+def test_bulk_add_keeps_arrival_order_across_chunks(scripts, ctx, r):
+    ids = scripts.add_prioritized_jobs(ctx, [("j", i, 1) for i in range(25)], chunk_size=7)
+    assert [split_score(s)[1] for _, s in scripts.prioritized(ctx)] == list(range(1, 26))
+    assert [m for m, _ in scripts.prioritized(ctx)] == ids
+
+
+# -- change priority and counts --------------------------------------------------
+
+
+def test_change_priority_rescores_to_the_back_or_front_of_the_tier(scripts, ctx, r):
+    a, b, c = (scripts.add_prioritized_job(ctx, n, {}, 2) for n in "abc")
+    assert scripts.change_priority(ctx, a, 2)  # back of the same tier: fresh counter 4
+    assert [m for m, _ in scripts.prioritized(ctx)] == [b, c, a]
+    assert r.zscore(Keys.prioritized(ctx), a) == priority_score(2, 4)
+    assert scripts.change_priority(ctx, c, 2, lifo=True)  # front of the tier: counter 0
+    assert r.zscore(Keys.prioritized(ctx), c) == 2 * TIER_SPAN
+    assert [m for m, _ in scripts.prioritized(ctx)] == [c, b, a]
+    assert r.hget(Keys.job(ctx, c), "priority") == "2"
+
+
+def test_change_priority_moves_a_waiting_job_and_reports_missing(scripts, ctx, r):
+    waiting = scripts.add_standard_job(ctx, "w", {})
+    assert scripts.change_priority(ctx, waiting, 5)
+    assert r.llen(Keys.wait(ctx)) == 0
+    assert split_score(r.zscore(Keys.prioritized(ctx), waiting))[0] == 5
+    assert scripts.change_priority(ctx, "no-such-job", 5) is False
+
+
+def test_counts_per_priority(scripts, ctx):
+    scripts.add_prioritized_jobs(ctx, [("j", {}, p) for p in (1, 1, 2, 9, 9, 9, PRIORITY_LIMIT)])
+    scripts.add_standard_job(ctx, "w", {})
+    counts = scripts.counts_per_priority(ctx, [0, 1, 2, 3, 9, PRIORITY_LIMIT])
+    assert counts == {0: 1, 1: 2, 2: 1, 3: 0, 9: 3, PRIORITY_LIMIT: 1}
+
+
+# -- keys, slots and housekeeping ----------------------------------------------------
+
+
+def test_every_key_of_a_queue_hashes_to_one_slot(scripts, ctx, r):
+    scripts.add_prioritized_jobs(ctx, [("j", {}, p) for p in (1, 2, 3)])
+    scripts.add_standard_job(ctx, "w", {}, job_id="custom")
+    scripts.move_to_active(ctx, "t")
+    keys = list(r.scan_iter())
+    assert len(keys) >= 10
+    slots = {key_slot(k) for k in keys}
+    assert slots == {redis.crc.key_slot(k.encode()) for k in keys}  # an independent CRC16
+    assert len(slots) == 1
+
+
+def test_reset_deletes_only_its_own_queue(scripts, ctx, r):
+    other = QueueContext("other-queue")
+    scripts.add_prioritized_job(ctx, "mine", {}, 1)
+    scripts.add_prioritized_job(other, "theirs", {}, 1)
+    r.set("unrelated", "keep me")
+    r.set("emq:{test-queue}", "not inside the queue's key space")
+    deleted = scripts.reset(ctx)
+    assert deleted >= 5
+    assert not list(r.scan_iter(match=Keys.pattern(ctx)))
+    assert r.get("unrelated") == "keep me"
+    assert r.get("emq:{test-queue}") == "not inside the queue's key space"
+    assert r.zcard(Keys.prioritized(other)) == 1
+
+
+def test_reset_escapes_glob_characters_in_the_queue_name(scripts, r):
+    globby = QueueContext("q*")
+    plain = QueueContext("q-plain")
+    scripts.add_prioritized_job(globby, "a", {}, 1)
+    scripts.add_prioritized_job(plain, "b", {}, 1)
+    scripts.reset(globby)
+    assert r.zcard(Keys.prioritized(plain)) == 1
+
+
+def test_scripts_survive_a_script_cache_flush(scripts, ctx, r):
+    scripts.add_prioritized_job(ctx, "a", {}, 1)
+    r.script_flush()
+    assert scripts.add_prioritized_job(ctx, "b", {}, 1) == "2"  # NOSCRIPT -> load -> EVALSHA
+    sha = scripts._registered["addPrioritizedJob"].sha
+    assert r.script_exists(sha) == [True]
