@@ -156,7 +156,7 @@ def validate_job_id(job_id: object) -> str:
     """
     _validate_name("job id", job_id)
     assert isinstance(job_id, str)
-    if job_id.isdigit():
+    if re.fullmatch(r"[0-9]+", job_id):
         raise ValueError(f"custom job id {job_id!r} must not be a plain integer: auto ids are integers")
     if job_id in KEY_TYPES:
         raise ValueError(f"custom job id {job_id!r} is a key type name and would overwrite that key")

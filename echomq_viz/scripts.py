@@ -111,7 +111,7 @@ def resolve_includes(path: str | Path, root: str | Path | None = None) -> str:
             if target in seen_here:
                 raise LuaIncludeError(f"include {match.group('name')!r} repeated at {where}")
             seen_here.add(target)
-            if target in stack:
+            if target == current or target in stack:
                 raise LuaIncludeError(
                     "circular include: " + _chain([*stack, current, target], root)
                 )

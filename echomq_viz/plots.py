@@ -1,0 +1,336 @@
+"""Figures of the composite score, drawn on a matplotlib ``ax`` you give.
+
+Each ``draw_*`` function draws once and returns its artists; the matching
+``update_*`` function changes those artists in place (``set_data``,
+``set_text``, ...) and never adds new ones, so an interactive view only needs
+``canvas.draw_idle()`` afterwards. Nothing here talks to Redis: plots draw the
+numbers they are given.
+
+Colours: :func:`tier_color` gives every tier one colour, used by every
+notebook; the 64-bit strip shows tier bits in blue and counter bits in orange.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Rectangle
+
+from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array
+
+__all__ = [
+    "TIER_BITS_COLOR",
+    "COUNTER_BITS_COLOR",
+    "tier_color",
+    "format_hex",
+    "BitStrip",
+    "draw_bit_strip",
+    "update_bit_strip",
+    "Staircase",
+    "draw_staircase",
+    "update_staircase",
+    "ScorePair",
+    "draw_score_pair",
+    "update_score_pair",
+    "QueueStrip",
+    "draw_queue_strip",
+    "update_queue_strip",
+    "Bands",
+    "draw_bands",
+    "update_bands",
+    "draw_tier_boundary",
+]
+
+TIER_BITS_COLOR = "#1f5fa8"  # blue: the high 32 bits, the tier
+COUNTER_BITS_COLOR = "#e07b16"  # orange: the low 32 bits, the counter
+_TIER_PALETTE = (
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+)
+
+
+def tier_color(priority: int) -> str:
+    """The colour of a tier, the same in every figure."""
+    return _TIER_PALETTE[int(priority) % len(_TIER_PALETTE)]
+
+
+def format_hex(score: int) -> str:
+    """A score as 16 hex digits with the tier and counter halves apart."""
+    return f"0x{score >> 32:08X}_{score & COUNTER_MASK:08X}"
+
+
+# -- the 64-bit strip -------------------------------------------------------------
+
+# Strip cell codes: tier bit 0/1, counter bit 0/1, bits a double cannot reach.
+_STRIP_CMAP = ListedColormap(["#c9d9ee", TIER_BITS_COLOR, "#fbe0c3", COUNTER_BITS_COLOR, "#eeeeee"])
+
+
+@dataclass
+class BitStrip:
+    image: object
+    bit_texts: list
+    caption: object
+
+
+def _strip_codes(score: int) -> np.ndarray:
+    bits = np.array([(score >> (63 - i)) & 1 for i in range(64)])
+    codes = np.where(np.arange(64) < 32, bits, bits + 2)
+    beyond = np.arange(64) < 64 - 53  # positions of bits 63..53
+    return np.where(beyond & (bits == 0), 4, codes)[np.newaxis, :]
+
+
+def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
+    """Draw the score's 64 bits: tier half in blue, counter half in orange."""
+    score = priority_score(priority, counter)
+    image = ax.imshow(_strip_codes(score), cmap=_STRIP_CMAP, vmin=0, vmax=4, aspect="auto",
+                      extent=(-0.5, 63.5, 0, 1), interpolation="nearest")
+    texts = [ax.text(i, 0.5, "", ha="center", va="center", fontsize=6.5, family="monospace")
+             for i in range(64)]
+    ax.axvline(31.5, color="black", lw=2)
+    for x in (63 - 53 + 0.5,):
+        ax.axvline(x - 1, color="#888888", lw=1, ls=":")
+    ax.set_xlim(-0.5, 63.5)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    ax.set_xticks([0, 10, 31, 32, 63], ["bit 63", "bit 53", "bit 32", "bit 31", "bit 0"], fontsize=8)
+    ax.text(15.5, 1.08, "high 32 bits: priority (tier)", ha="center", va="bottom",
+            color=TIER_BITS_COLOR, fontsize=9, transform=ax.transData)
+    ax.text(47.5, 1.08, "low 32 bits: arrival counter", ha="center", va="bottom",
+            color=COUNTER_BITS_COLOR, fontsize=9, transform=ax.transData)
+    caption = ax.text(31.5, -0.9, "", ha="center", va="top", fontsize=9, family="monospace")
+    strip = BitStrip(image, texts, caption)
+    update_bit_strip(strip, priority, counter)
+    return strip
+
+
+def update_bit_strip(strip: BitStrip, priority: int, counter: int) -> None:
+    score = priority_score(priority, counter)
+    strip.image.set_data(_strip_codes(score))
+    for i, text in enumerate(strip.bit_texts):
+        bit = (score >> (63 - i)) & 1
+        text.set_text(str(bit))
+        text.set_color("white" if bit else "#555555")
+    strip.caption.set_text(f"{score:,} = {format_hex(score)}")
+
+
+# -- the staircase (hero figure) ------------------------------------------------------
+
+
+@dataclass
+class Staircase:
+    bars: list
+    marker: object
+    jump: object
+    jump_label: object
+    title: object
+    priorities: range
+
+
+def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> Staircase:
+    """Each tier's whole counter range as a bar, stacked one 0x100000000 step
+    above the previous tier; the job is a dot inside its tier's bar.
+
+    The y axis is the score in units of 0x100000000, so tier ``p`` occupies
+    ``[p, p + 1)``: a counter move slides the dot inside one bar, a priority
+    step lifts it into the next.
+    """
+    bars = []
+    for p in priorities:
+        bar = Rectangle((p - 0.32, p), 0.64, COUNTER_MASK / TIER_SPAN, facecolor=tier_color(p),
+                        alpha=0.35, edgecolor=tier_color(p), lw=1)
+        ax.add_patch(bar)
+        bars.append(bar)
+    (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
+    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0),
+                       arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR))
+    jump_label = ax.text(0, 0, "", color=TIER_BITS_COLOR, fontsize=9, va="center")
+    ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
+    ax.set_ylim(priorities.start - 0.1, priorities.stop + 0.1)
+    ax.set_xticks(list(priorities))
+    ax.set_xlabel("priority (lower runs first)")
+    ax.set_ylabel("score / 0x100000000")
+    ax.grid(axis="y", alpha=0.3)
+    title = ax.set_title("", fontsize=10)
+    stairs = Staircase(bars, marker, jump, jump_label, title, priorities)
+    update_staircase(stairs, priority, counter)
+    return stairs
+
+
+def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
+    score = priority_score(priority, counter)
+    y = score / TIER_SPAN
+    stairs.marker.set_data([priority], [y])
+    for p, bar in zip(stairs.priorities, stairs.bars):
+        bar.set_alpha(0.8 if p == priority else 0.3)
+    nxt = priority + 1
+    show_jump = nxt < stairs.priorities.stop
+    stairs.jump.set_visible(show_jump)
+    stairs.jump_label.set_visible(show_jump)
+    if show_jump:
+        stairs.jump.xy = (nxt, y + 1)
+        stairs.jump.set_position((priority, y))
+        stairs.jump_label.set_position((priority + 0.55, y + 0.2))
+        stairs.jump_label.set_text("+1 priority\n= +0x100000000")
+    stairs.title.set_text(f"priority {priority}, counter {counter % TIER_SPAN:,}: score {score:,}")
+
+
+# -- two scores side by side (comparison) ------------------------------------------
+
+
+@dataclass
+class ScorePair:
+    tier_bars: object
+    counter_bars: object
+    labels: list
+    verdict: object
+
+
+def draw_score_pair(ax: Axes, a: tuple[int, int], b: tuple[int, int]) -> ScorePair:
+    """Two jobs' scores as stacked bars: the tier part (priority * 0x100000000)
+    and the counter part on top. ``a`` and ``b`` are ``(priority, counter)``."""
+    tier_bars = ax.bar([0, 1], [0, 0], width=0.55, color=TIER_BITS_COLOR, label="priority × 0x100000000")
+    counter_bars = ax.bar([0, 1], [0, 0], width=0.55, color=COUNTER_BITS_COLOR,
+                          label="counter % 0x100000000")
+    labels = [ax.text(x, 0, "", ha="center", va="bottom", fontsize=9, family="monospace")
+              for x in (0, 1)]
+    ax.set_xticks([0, 1], ["job A", "job B"])
+    ax.set_ylabel("score / 0x100000000")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    verdict = ax.set_title("", fontsize=10)
+    pair = ScorePair(tier_bars, counter_bars, labels, verdict)
+    update_score_pair(pair, a, b)
+    return pair
+
+
+def update_score_pair(pair: ScorePair, a: tuple[int, int], b: tuple[int, int]) -> None:
+    scores = [priority_score(*a), priority_score(*b)]
+    tops = []
+    for i, (priority, counter) in enumerate((a, b)):
+        tier_part = priority
+        counter_part = (counter % TIER_SPAN) / TIER_SPAN
+        pair.tier_bars[i].set_height(tier_part)
+        pair.counter_bars[i].set_y(tier_part)
+        pair.counter_bars[i].set_height(counter_part)
+        tops.append(tier_part + counter_part)
+        pair.labels[i].set_position((i, tier_part + counter_part))
+        pair.labels[i].set_text(f"{scores[i]:,}")
+    ax = pair.tier_bars[0].axes
+    ax.set_ylim(0, max(tops) * 1.25 + 0.5)
+    if scores[0] == scores[1]:
+        pair.verdict.set_text("equal scores: Redis falls back to member order")
+    else:
+        first = "A" if scores[0] < scores[1] else "B"
+        pair.verdict.set_text(f"job {first} has the smaller score: ZPOPMIN takes it first")
+
+
+# -- the sorted set as a row of boxes (consume dive) ------------------------------------
+
+
+@dataclass
+class QueueStrip:
+    boxes: list
+    texts: list
+    capacity: int
+
+
+def draw_queue_strip(ax: Axes, capacity: int) -> QueueStrip:
+    """Room for ``capacity`` jobs in pop order, left to right; fill it with
+    :func:`update_queue_strip`."""
+    boxes, texts = [], []
+    for i in range(capacity):
+        box = Rectangle((i + 0.05, 0.1), 0.9, 0.8, facecolor="white", edgecolor="#999999")
+        ax.add_patch(box)
+        boxes.append(box)
+        texts.append(ax.text(i + 0.5, 0.5, "", ha="center", va="center", fontsize=8))
+    ax.set_xlim(0, capacity)
+    ax.set_ylim(0, 1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_xlabel("prioritized set in ZPOPMIN order: smallest score at the left")
+    strip = QueueStrip(boxes, texts, capacity)
+    return strip
+
+
+def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) -> None:
+    """``entries``: ``(job id, priority)`` in pop order; extra room stays empty."""
+    for i, (box, text) in enumerate(zip(strip.boxes, strip.texts)):
+        if i < len(entries):
+            job_id, priority = entries[i]
+            box.set_facecolor(tier_color(priority))
+            box.set_edgecolor("black")
+            text.set_text(f"{job_id}\np{priority}")
+        else:
+            box.set_facecolor("white")
+            box.set_edgecolor("#dddddd")
+            text.set_text("")
+
+
+# -- tiers as bands (bands notebook) ---------------------------------------------------
+
+
+@dataclass
+class Bands:
+    spans: list
+    points: object
+    tiers: int
+
+
+def draw_bands(ax: Axes, tiers: int, scores: Sequence[float] | np.ndarray = ()) -> Bands:
+    """Tiers ``1..tiers`` as horizontal bands of the score axis (in units of
+    0x100000000) against the counter, with jobs as points inside them."""
+    spans = [ax.axhspan(p, p + COUNTER_MASK / TIER_SPAN, color=tier_color(p), alpha=0.25, lw=0)
+             for p in range(1, tiers + 1)]
+    points = ax.scatter([], [], s=14, c=[], edgecolors="black", linewidths=0.3, zorder=3)
+    ax.set_xlabel("arrival counter (low 32 bits)")
+    ax.set_ylabel("score / 0x100000000  (tier = whole part)")
+    bands = Bands(spans, points, tiers)
+    update_bands(bands, scores)
+    return bands
+
+
+def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray) -> None:
+    """Place the jobs: x = counter, y = score / 2**32, coloured by tier."""
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.size:
+        tiers, counters = split_scores_array(arr)
+        y = tiers.astype(np.float64) + counters.astype(np.float64) / TIER_SPAN
+        bands.points.set_offsets(np.column_stack([counters.astype(np.float64), y]))
+        bands.points.set_facecolor([tier_color(t) for t in tiers[: min(len(tiers), 100_000)]]
+                                   if len(tiers) <= 100_000 else tier_color(1))
+    else:
+        bands.points.set_offsets(np.empty((0, 2)))
+    ax = bands.points.axes
+    top = bands.tiers + 1
+    if arr.size:
+        top = max(top, int(arr.max() // TIER_SPAN) + 1)
+    ax.set_ylim(0.9, top + 0.1)
+    xmax = float(counters.max()) if arr.size else 1.0
+    ax.set_xlim(-0.02 * xmax - 0.5, xmax * 1.05 + 0.5)
+
+
+def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:
+    """Zoom on the edge between tier ``priority`` and the next: the last
+    ``reach`` scores of one and the first ``reach`` of the other, on an axis
+    offset to ``(priority + 1) * 0x100000000`` so single units show."""
+    edge = (priority + 1) * TIER_SPAN
+    offsets = np.arange(-reach, reach)
+    artists = [
+        ax.scatter(offsets[offsets < 0], np.zeros(reach), color=tier_color(priority), s=60,
+                   edgecolors="black", zorder=3, label=f"tier {priority}: counter 2^32-{reach}..2^32-1"),
+        ax.scatter(offsets[offsets >= 0], np.zeros(reach), color=tier_color(priority + 1), s=60,
+                   edgecolors="black", zorder=3, label=f"tier {priority + 1}: counter 0..{reach - 1}"),
+        ax.axvline(-0.5, color="black", lw=1, ls="--"),
+    ]
+    ax.set_yticks([])
+    ax.set_xticks(list(offsets))
+    ax.set_xlabel(f"score − {edge:,}  ({priority + 1} × 0x100000000)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_xlim(-reach - 0.5, reach - 0.5)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 1.45), ncol=1, frameon=False)
+    assert edge - 1 < EXACT_LIMIT  # the zoom is about exact scores
+    return artists

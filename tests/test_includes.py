@@ -1,0 +1,389 @@
+# Tests of the Lua include resolver and script loader (echomq_viz.scripts);
+# no Redis. Small fixture trees are written to tmp_path; the last section
+# checks the real scripts in lua/.
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from echomq_viz.keys import Keys, QueueContext
+from echomq_viz.scripts import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
+
+FUNCTION_DEF = re.compile(r"^local function (\w+)\(", re.M)
+
+
+def lua(root: Path, rel: str, *body: str, header: str = "test fixture") -> Path:
+    # Write a Lua file that opens with the mandatory --[[ ]] header.
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"--[[\n  {header}\n]]\n" + "".join(line + "\n" for line in body), encoding="utf-8")
+    return path
+
+
+def inc(name: str) -> str:
+    return f'--- @include "{name}"'
+
+
+def func(name: str) -> str:
+    return f"local function {name}() return '{name}' end"
+
+
+# -- inlining ----------------------------------------------------------------------------
+
+
+def test_file_without_includes_is_unchanged(tmp_path):
+    main = lua(tmp_path, "main.lua", "local x = 1", "return x")
+    assert resolve_includes(main) == main.read_text()
+
+
+def test_include_is_inlined_where_the_directive_stands(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    main = lua(tmp_path, "main.lua", "local before = 1", inc("includes/helper"), "local after = helper()")
+    out = resolve_includes(main)
+    assert "@include" not in out
+    assert out.index("local before = 1") < out.index(func("helper")) < out.index("local after = helper()")
+    # The directive line is replaced by the include's whole text, header included.
+    helper_text = (tmp_path / "includes/helper.lua").read_text()
+    assert helper_text.rstrip("\n") in out
+    assert out.count("local function helper") == 1
+
+
+def test_lua_suffix_is_appended(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    ok = lua(tmp_path, "ok.lua", inc("includes/helper"))
+    assert func("helper") in resolve_includes(ok)
+    # Naming the suffix yourself looks for helper.lua.lua, which does not exist.
+    doubled = lua(tmp_path, "doubled.lua", inc("includes/helper.lua"))
+    with pytest.raises(LuaIncludeError, match="missing"):
+        resolve_includes(doubled)
+
+
+def test_directive_with_leading_space_still_counts(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    main = lua(tmp_path, "main.lua", '  ---  @include   "includes/helper"  ')
+    out = resolve_includes(main)
+    assert func("helper") in out and "@include" not in out
+
+
+def test_include_resolves_relative_to_including_file(tmp_path):
+    # includes/a.lua names "sub/x": that is includes/sub/x.lua, not <root>/sub/x.lua.
+    lua(tmp_path, "includes/sub/x.lua", func("nestedX"))
+    lua(tmp_path, "sub/x.lua", func("decoyX"))
+    lua(tmp_path, "includes/a.lua", inc("sub/x"), func("a"))
+    main = lua(tmp_path, "main.lua", inc("includes/a"))
+    out = resolve_includes(main)
+    assert func("nestedX") in out
+    assert "decoyX" not in out
+    assert out.index(func("nestedX")) < out.index(func("a"))
+
+
+def test_diamond_emits_shared_include_once_before_first_use(tmp_path):
+    lua(tmp_path, "includes/d.lua", func("d"))
+    lua(tmp_path, "includes/b.lua", inc("d"), "local function b() return d() end")
+    lua(tmp_path, "includes/c.lua", inc("d"), "local function c() return d() end")
+    main = lua(tmp_path, "main.lua", inc("includes/b"), inc("includes/c"), "return b() .. c()")
+    out = resolve_includes(main)
+    assert out.count("local function d(") == 1
+    assert out.index("local function d(") < out.index("local function b(") < out.index("local function c(")
+    assert out.index("local function d(") < out.index("return d()")
+    assert "@include" not in out
+
+
+def test_shared_include_used_first_by_main_then_by_include(tmp_path):
+    lua(tmp_path, "includes/d.lua", func("d"))
+    lua(tmp_path, "includes/b.lua", inc("d"), "local function b() return d() end")
+    main = lua(tmp_path, "main.lua", inc("includes/d"), inc("includes/b"))
+    out = resolve_includes(main)
+    assert out.count("local function d(") == 1
+    assert out.index("local function d(") < out.index("local function b(")
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def test_missing_include_names_it_and_the_chain(tmp_path):
+    lua(tmp_path, "includes/a.lua", inc("nowhere"), func("a"))
+    main = lua(tmp_path, "main.lua", inc("includes/a"))
+    with pytest.raises(LuaIncludeError) as info:
+        resolve_includes(main)
+    msg = str(info.value)
+    assert "nowhere" in msg
+    assert "main.lua -> includes/a.lua" in msg
+
+
+def test_missing_include_in_main_file(tmp_path):
+    main = lua(tmp_path, "main.lua", "local x = 1", inc("includes/ghost"))
+    with pytest.raises(LuaIncludeError, match=r"includes/ghost.*main\.lua:5"):
+        resolve_includes(main)
+
+
+def test_circular_include_names_the_cycle(tmp_path):
+    a = lua(tmp_path, "a.lua", inc("b"), func("a"))
+    lua(tmp_path, "b.lua", inc("a"), func("b"))
+    with pytest.raises(LuaIncludeError, match="circular") as info:
+        resolve_includes(a)
+    assert "a.lua -> b.lua -> a.lua" in str(info.value)
+
+
+def test_longer_cycle_among_includes(tmp_path):
+    lua(tmp_path, "includes/a.lua", inc("b"), func("a"))
+    lua(tmp_path, "includes/b.lua", inc("c"), func("b"))
+    lua(tmp_path, "includes/c.lua", inc("a"), func("c"))
+    main = lua(tmp_path, "main.lua", inc("includes/a"))
+    with pytest.raises(LuaIncludeError, match="circular") as info:
+        resolve_includes(main)
+    assert "includes/a.lua -> includes/b.lua -> includes/c.lua -> includes/a.lua" in str(info.value)
+
+
+def test_self_include_is_circular(tmp_path):
+    # The smallest cycle: includes/a.lua names itself.
+    lua(tmp_path, "includes/a.lua", inc("a"), func("a"))
+    main = lua(tmp_path, "main.lua", inc("includes/a"))
+    with pytest.raises(LuaIncludeError, match="circular"):
+        resolve_includes(main)
+
+
+def test_script_including_itself_is_circular(tmp_path):
+    main = lua(tmp_path, "main.lua", inc("main"))
+    with pytest.raises(LuaIncludeError, match="circular"):
+        resolve_includes(main)
+
+
+def test_same_include_twice_in_one_file_is_repeated(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    main = lua(tmp_path, "main.lua", inc("includes/helper"), "local x = 1", inc("includes/helper"))
+    with pytest.raises(LuaIncludeError, match="repeated") as info:
+        resolve_includes(main)
+    assert "includes/helper" in str(info.value)
+
+
+def test_same_include_twice_via_different_spelling_is_repeated(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    main = lua(tmp_path, "main.lua", inc("includes/helper"), inc("includes/../includes/helper"))
+    with pytest.raises(LuaIncludeError, match="repeated"):
+        resolve_includes(main)
+
+
+def test_script_without_header_is_refused(tmp_path):
+    main = tmp_path / "main.lua"
+    main.write_text("local x = 1\nreturn x\n")
+    with pytest.raises(LuaIncludeError, match="header") as info:
+        resolve_includes(main)
+    assert "main.lua" in str(info.value)
+
+
+def test_header_must_open_the_file(tmp_path):
+    main = tmp_path / "main.lua"
+    main.write_text("\n--[[\n  late header\n]]\nreturn 1\n")
+    with pytest.raises(LuaIncludeError, match="header"):
+        resolve_includes(main)
+
+
+def test_include_without_header_is_refused(tmp_path):
+    (tmp_path / "includes").mkdir()
+    (tmp_path / "includes/bare.lua").write_text(func("bare") + "\n")
+    main = lua(tmp_path, "main.lua", inc("includes/bare"))
+    with pytest.raises(LuaIncludeError, match="header") as info:
+        resolve_includes(main)
+    assert "bare.lua" in str(info.value)
+
+
+def test_include_escaping_the_root_is_refused(tmp_path):
+    root = tmp_path / "lua"
+    lua(tmp_path, "outside.lua", func("outside"))
+    main = lua(root, "main.lua", inc("../outside"))
+    with pytest.raises(LuaIncludeError, match="leaves"):
+        resolve_includes(main)
+
+
+def test_nested_include_escaping_an_explicit_root_is_refused(tmp_path):
+    root = tmp_path / "lua"
+    lua(tmp_path, "outside.lua", func("outside"))
+    lua(root, "includes/a.lua", inc("../../outside"), func("a"))
+    main = lua(root, "main.lua", inc("includes/a"))
+    with pytest.raises(LuaIncludeError, match="leaves"):
+        resolve_includes(main, root)
+
+
+# -- load_scripts on fixture directories --------------------------------------------
+
+
+def test_load_scripts_reads_name_and_key_count(tmp_path):
+    lua(tmp_path, "includes/helper.lua", func("helper"))
+    lua(tmp_path, "doThing-2.lua", inc("includes/helper"), "return helper()",
+        header="KEYS[1] 'wait'\n  KEYS[2] 'pc'")
+    scripts = load_scripts(tmp_path)
+    assert set(scripts) == {"doThing"}
+    script = scripts["doThing"]
+    assert script.command == "doThing"
+    assert script.number_of_keys == 2
+    assert script.key_types == ("wait", "pc")
+    assert script.keys(QueueContext("q")) == ["emq:{q}:wait", "emq:{q}:pc"]
+    assert script.file_name == "doThing-2.lua"
+    assert func("helper") in script.source and "@include" not in script.source
+
+
+@pytest.mark.parametrize("name", ["badname.lua", "foo.lua", "Foo-1.lua", "foo-x.lua", "foo_bar-1.lua"])
+def test_load_scripts_refuses_bad_file_names(tmp_path, name):
+    lua(tmp_path, name, "return 1", header="KEYS[1] 'wait'")
+    with pytest.raises(LuaIncludeError, match=re.escape(name)):
+        load_scripts(tmp_path)
+
+
+def test_load_scripts_refuses_header_with_too_few_keys(tmp_path):
+    lua(tmp_path, "foo-3.lua", "return 1", header="KEYS[1] 'wait'\n  KEYS[2] 'pc'")
+    with pytest.raises(LuaIncludeError, match=r"foo-3\.lua") as info:
+        load_scripts(tmp_path)
+    assert "KEYS[3]" in str(info.value)
+
+
+def test_load_scripts_refuses_header_with_a_gap(tmp_path):
+    lua(tmp_path, "foo-3.lua", "return 1", header="KEYS[1] 'wait'\n  KEYS[3] 'pc'\n  KEYS[4] 'id'")
+    with pytest.raises(LuaIncludeError, match=r"foo-3\.lua"):
+        load_scripts(tmp_path)
+
+
+def test_load_scripts_ignores_keys_outside_the_header(tmp_path):
+    # Only the header is the contract: a KEYS[2] in the body does not count.
+    lua(tmp_path, "foo-2.lua", "return KEYS[2]", header="KEYS[1] 'wait'")
+    with pytest.raises(LuaIncludeError, match=r"foo-2\.lua"):
+        load_scripts(tmp_path)
+
+
+def test_load_scripts_refuses_keys_out_of_order(tmp_path):
+    # The header order is the KEYS order callers must follow, so it must read 1..N.
+    lua(tmp_path, "foo-2.lua", "return 1", header="KEYS[2] 'pc'\n  KEYS[1] 'wait'")
+    with pytest.raises(LuaIncludeError, match=r"foo-2\.lua"):
+        load_scripts(tmp_path)
+
+
+def test_load_scripts_refuses_unknown_key_type(tmp_path):
+    # A header key type that Keys cannot build would make a script uncallable.
+    lua(tmp_path, "foo-2.lua", "return 1", header="KEYS[1] 'wait'\n  KEYS[2] 'nosuchkey'")
+    with pytest.raises(LuaIncludeError, match="nosuchkey"):
+        load_scripts(tmp_path)
+
+
+def test_load_scripts_refuses_script_without_header(tmp_path):
+    (tmp_path / "foo-1.lua").write_text("return KEYS[1]\n")
+    with pytest.raises(LuaIncludeError, match="header"):
+        load_scripts(tmp_path)
+
+
+# -- the real scripts ------------------------------------------------------------------
+
+EXPECTED_SCRIPTS = {
+    "addPrioritizedJob": 9,
+    "addStandardJob": 9,
+    "moveToActive": 11,
+    "changePriority": 7,
+    "getCountsPerPriority": 2,
+}
+INCLUDES_DIR = LUA_DIR / "includes"
+INCLUDE_FILES = sorted(INCLUDES_DIR.glob("*.lua"))
+
+
+@pytest.fixture(scope="module")
+def real_scripts():
+    return load_scripts()
+
+
+def test_real_scripts_and_key_counts(real_scripts):
+    assert {name: s.number_of_keys for name, s in real_scripts.items()} == EXPECTED_SCRIPTS
+    for name, script in real_scripts.items():
+        assert script.file_name == f"{name}-{EXPECTED_SCRIPTS[name]}.lua"
+
+
+# KEYS orders from PROTOCOL.md (addStandardJob follows BullMQ's addStandardJob-9).
+PROTOCOL_KEY_ORDER = {
+    "addPrioritizedJob": ("marker", "meta", "id", "prioritized", "delayed", "completed",
+                          "active", "events", "pc"),
+    "addStandardJob": ("wait", "paused", "meta", "id", "completed", "delayed", "active",
+                       "events", "marker"),
+    "moveToActive": ("wait", "active", "prioritized", "events", "stalled", "limiter",
+                     "delayed", "paused", "meta", "pc", "marker"),
+    "changePriority": ("wait", "paused", "meta", "prioritized", "active", "pc", "marker"),
+    "getCountsPerPriority": ("wait", "prioritized"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SCRIPTS))
+def test_real_script_key_order_matches_protocol(real_scripts, name):
+    script = real_scripts[name]
+    assert script.key_types == PROTOCOL_KEY_ORDER[name]
+    q = QueueContext("q")
+    assert script.keys(q) == [getattr(Keys, t)(q) for t in PROTOCOL_KEY_ORDER[name]]
+    # KEYS[9] of addPrioritizedJob is the priority counter, as the seed says.
+    if name == "addPrioritizedJob":
+        assert script.keys(q)[8] == "emq:{q}:pc"
+
+
+def test_no_directive_survives_assembly(real_scripts):
+    for name, script in real_scripts.items():
+        assert "@include" not in script.source, name
+
+
+@pytest.mark.parametrize("name", ["addPrioritizedJob", "changePriority"])
+def test_scoring_scripts_inline_get_priority_score_once(real_scripts, name):
+    source = real_scripts[name].source
+    body = (INCLUDES_DIR / "getPriorityScore.lua").read_text().rstrip("\n")
+    assert source.count("local function getPriorityScore") == 1
+    assert source.count(body) == 1
+    # Defined before it is called.
+    assert source.index("local function getPriorityScore(") < source.index("= getPriorityScore(")
+
+
+def test_only_scoring_scripts_call_get_priority_score(real_scripts):
+    callers = {n for n, s in real_scripts.items() if "getPriorityScore(" in s.source}
+    assert callers == {"addPrioritizedJob", "changePriority"}
+
+
+def test_every_called_include_function_is_defined_once_before_use(real_scripts):
+    include_names = {p.stem for p in INCLUDE_FILES}
+    for name, script in real_scripts.items():
+        source = script.source
+        defined = FUNCTION_DEF.findall(source)
+        assert len(defined) == len(set(defined)), (name, defined)
+        for fn in include_names:
+            calls = [m.start() for m in re.finditer(rf"(?<![\w.]){fn}\(", source)]
+            uses = [pos for pos in calls if not source[max(0, pos - 15):pos].endswith("local function ")]
+            if uses:
+                assert fn in defined, (name, fn)
+                assert source.index(f"local function {fn}(") < min(uses), (name, fn)
+
+
+def test_include_dir_is_not_empty():
+    assert "getPriorityScore" in {p.stem for p in INCLUDE_FILES}
+    assert len(INCLUDE_FILES) >= 2
+
+
+@pytest.mark.parametrize("path", INCLUDE_FILES, ids=lambda p: p.name)
+def test_one_function_per_include_named_after_file(path):
+    text = path.read_text()
+    assert text.startswith("--[[")
+    assert FUNCTION_DEF.findall(text) == [path.stem]
+    assert len(re.findall(r"\bfunction\b", text)) == 1
+
+
+def test_get_priority_score_is_the_protocol_formula():
+    text = (INCLUDES_DIR / "getPriorityScore.lua").read_text()
+    assert text.count("priority * 0x100000000 + prioCounter % 0x100000000") == 1
+    assert re.search(r'rcall\("INCR", priorityCounterKey\)', text)
+
+
+def test_lua_priority_limit_matches_python():
+    # Lua and Python must refuse the same priorities: 2**21 - 1 on both sides.
+    from echomq_viz.score import PRIORITY_LIMIT
+
+    text = (INCLUDES_DIR / "checkPriority.lua").read_text()
+    match = re.search(r"local MAX_PRIORITY = (\d+)", text)
+    assert match and int(match.group(1)) == 2**21 - 1 == PRIORITY_LIMIT
+
+
+@pytest.mark.parametrize("path", sorted(LUA_DIR.glob("*.lua")), ids=lambda p: p.name)
+def test_each_real_script_resolves_on_its_own(path):
+    # resolve_includes with the script's own directory as root gives the loader's source.
+    assert resolve_includes(path) == load_scripts()[path.name.split("-")[0]].source
