@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import ListedColormap
+from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import Rectangle
 
 from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array
@@ -26,6 +26,7 @@ __all__ = [
     "TIER_BITS_COLOR",
     "COUNTER_BITS_COLOR",
     "tier_color",
+    "tier_colors",
     "format_hex",
     "BitStrip",
     "draw_bit_strip",
@@ -47,6 +48,7 @@ __all__ = [
 
 TIER_BITS_COLOR = "#1f5fa8"  # blue: the high 32 bits, the tier
 COUNTER_BITS_COLOR = "#e07b16"  # orange: the low 32 bits, the counter
+WAIT_COLOR = "#c8c8c8"  # jobs without priority, on the wait list
 _TIER_PALETTE = (
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
@@ -91,17 +93,20 @@ def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
     texts = [ax.text(i, 0.5, "", ha="center", va="center", fontsize=6.5, family="monospace")
              for i in range(64)]
     ax.axvline(31.5, color="black", lw=2)
-    for x in (63 - 53 + 0.5,):
-        ax.axvline(x - 1, color="#888888", lw=1, ls=":")
+    ax.axvline(10.5, color="#888888", lw=1, ls=":")  # bits 63..53: past a double's 53 exact bits
     ax.set_xlim(-0.5, 63.5)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
-    ax.set_xticks([0, 10, 31, 32, 63], ["bit 63", "bit 53", "bit 32", "bit 31", "bit 0"], fontsize=8)
+    ax.set_xticks([0, 10, 31, 32, 63], ["63", "53", "32 ", " 31", "0"], fontsize=7)
+    labels = ax.get_xticklabels()
+    labels[2].set_horizontalalignment("right")
+    labels[3].set_horizontalalignment("left")
+    ax.text(5, -0.55, "beyond 2^53", ha="center", va="top", fontsize=7, color="#888888")
     ax.text(15.5, 1.08, "high 32 bits: priority (tier)", ha="center", va="bottom",
             color=TIER_BITS_COLOR, fontsize=9, transform=ax.transData)
     ax.text(47.5, 1.08, "low 32 bits: arrival counter", ha="center", va="bottom",
             color=COUNTER_BITS_COLOR, fontsize=9, transform=ax.transData)
-    caption = ax.text(31.5, -0.9, "", ha="center", va="top", fontsize=9, family="monospace")
+    caption = ax.text(47.5, -0.55, "", ha="center", va="top", fontsize=9, family="monospace")
     strip = BitStrip(image, texts, caption)
     update_bit_strip(strip, priority, counter)
     return strip
@@ -238,7 +243,7 @@ class QueueStrip:
     capacity: int
 
 
-def draw_queue_strip(ax: Axes, capacity: int) -> QueueStrip:
+def draw_queue_strip(ax: Axes, capacity: int, title: str = "") -> QueueStrip:
     """Room for ``capacity`` jobs in pop order, left to right; fill it with
     :func:`update_queue_strip`."""
     boxes, texts = [], []
@@ -251,19 +256,19 @@ def draw_queue_strip(ax: Axes, capacity: int) -> QueueStrip:
     ax.set_ylim(0, 1)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_xlabel("prioritized set in ZPOPMIN order: smallest score at the left")
-    strip = QueueStrip(boxes, texts, capacity)
-    return strip
+    ax.set_title(title, fontsize=9)
+    return QueueStrip(boxes, texts, capacity)
 
 
 def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) -> None:
-    """``entries``: ``(job id, priority)`` in pop order; extra room stays empty."""
+    """``entries``: ``(job id, priority)`` in pop order, priority 0 for a
+    wait-list job; extra room stays empty."""
     for i, (box, text) in enumerate(zip(strip.boxes, strip.texts)):
         if i < len(entries):
             job_id, priority = entries[i]
-            box.set_facecolor(tier_color(priority))
+            box.set_facecolor(tier_color(priority) if priority else WAIT_COLOR)
             box.set_edgecolor("black")
-            text.set_text(f"{job_id}\np{priority}")
+            text.set_text(f"{job_id}\n{'p' + str(priority) if priority else 'wait'}")
         else:
             box.set_facecolor("white")
             box.set_edgecolor("#dddddd")
@@ -272,45 +277,78 @@ def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) ->
 
 # -- tiers as bands (bands notebook) ---------------------------------------------------
 
+_PALETTE_RGBA = np.array([to_rgba(c) for c in _TIER_PALETTE])
+
+
+def tier_colors(priorities: np.ndarray) -> np.ndarray:
+    """RGBA rows for many tiers at once (vectorised :func:`tier_color`)."""
+    return _PALETTE_RGBA[np.asarray(priorities, dtype=np.int64) % len(_TIER_PALETTE)]
+
 
 @dataclass
 class Bands:
     spans: list
+    lines: list
     points: object
-    tiers: int
+    note: object
+    zoomed: bool
 
 
-def draw_bands(ax: Axes, tiers: int, scores: Sequence[float] | np.ndarray = ()) -> Bands:
-    """Tiers ``1..tiers`` as horizontal bands of the score axis (in units of
-    0x100000000) against the counter, with jobs as points inside them."""
-    spans = [ax.axhspan(p, p + COUNTER_MASK / TIER_SPAN, color=tier_color(p), alpha=0.25, lw=0)
-             for p in range(1, tiers + 1)]
-    points = ax.scatter([], [], s=14, c=[], edgecolors="black", linewidths=0.3, zorder=3)
-    ax.set_xlabel("arrival counter (low 32 bits)")
-    ax.set_ylabel("score / 0x100000000  (tier = whole part)")
-    bands = Bands(spans, points, tiers)
-    update_bands(bands, scores)
+def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
+    """Tiers ``1..tiers`` as bands of the score axis against the counter.
+
+    The y axis is ``score / 0x100000000``: tier ``p`` is the band
+    ``[p, p + 1)`` and inside it the score climbs with the counter along a
+    diagonal that never reaches the next band. ``zoomed`` narrows the x axis
+    (and, in proportion, the climb inside each band) to the counters in use;
+    otherwise the axis shows the whole 0..2**32 - 1.
+    Fill it with :func:`update_bands`.
+    """
+    spans, lines = [], []
+    for p in range(1, tiers + 1):
+        spans.append(ax.axhspan(p, p + 1, color=tier_color(p), alpha=0.18, lw=0))
+        (line,) = ax.plot([], [], color=tier_color(p), lw=1, alpha=0.9)
+        lines.append(line)
+    points = ax.scatter(np.empty(0), np.empty(0), s=16, facecolors=np.empty((0, 4)),
+                        edgecolors="black", linewidths=0.3, zorder=3)
+    note = ax.text(0.01, 0.99, "", transform=ax.transAxes, va="top", fontsize=8)
+    ax.set_xlabel("arrival counter: the low 32 bits")
+    ax.set_ylabel("score / 0x100000000")
+    bands = Bands(spans, lines, points, note, zoomed)
+    update_bands(bands, np.empty(0), tiers)
     return bands
 
 
-def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray) -> None:
-    """Place the jobs: x = counter, y = score / 2**32, coloured by tier."""
+def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray, tiers: int) -> None:
+    """Show ``tiers`` bands and place the jobs of ``scores``."""
     arr = np.asarray(scores, dtype=np.float64)
+    tiers_of, counters = split_scores_array(arr) if arr.size else (np.empty(0), np.empty(0))
+    if not bands.zoomed:
+        lo, hi = 0, COUNTER_MASK
+    elif arr.size:
+        lo, hi = int(counters.min()), max(int(counters.max()), int(counters.min()) + 1)
+    else:
+        lo, hi = 0, 1
+    width = float(hi - lo + 1)
+    for p, (span, line) in enumerate(zip(bands.spans, bands.lines), start=1):
+        span.set_visible(p <= tiers)
+        line.set_visible(p <= tiers)
+        line.set_data([lo, hi], [p, p + (hi - lo) / width])
     if arr.size:
-        tiers, counters = split_scores_array(arr)
-        y = tiers.astype(np.float64) + counters.astype(np.float64) / TIER_SPAN
+        y = tiers_of.astype(np.float64) + (counters.astype(np.float64) - lo) / width
         bands.points.set_offsets(np.column_stack([counters.astype(np.float64), y]))
-        bands.points.set_facecolor([tier_color(t) for t in tiers[: min(len(tiers), 100_000)]]
-                                   if len(tiers) <= 100_000 else tier_color(1))
+        bands.points.set_facecolor(tier_colors(tiers_of))
     else:
         bands.points.set_offsets(np.empty((0, 2)))
     ax = bands.points.axes
-    top = bands.tiers + 1
-    if arr.size:
-        top = max(top, int(arr.max() // TIER_SPAN) + 1)
-    ax.set_ylim(0.9, top + 0.1)
-    xmax = float(counters.max()) if arr.size else 1.0
-    ax.set_xlim(-0.02 * xmax - 0.5, xmax * 1.05 + 0.5)
+    top = max(tiers, int(tiers_of.max()) if arr.size else 0)
+    ax.set_ylim(1, top + 1)
+    pad = 0.02 * width
+    ax.set_xlim(lo - pad, hi + pad)
+    if not bands.zoomed:
+        bands.note.set_text(f"{arr.size:,} jobs")
+    else:
+        bands.note.set_text(f"counters {lo:,}..{hi:,}")
 
 
 def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:

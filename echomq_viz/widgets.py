@@ -1,0 +1,596 @@
+"""Interactive views for the notebooks: ipywidgets controls around ipympl figures.
+
+Every view builds its figure once and, on each slider move, updates the
+artists from :mod:`echomq_viz.plots` in place and calls ``draw_idle``. Redis
+round trips (through :class:`echomq_viz.live.Demo`) happen on a button or on
+slider release, with the button disabled while busy. Any error inside a
+callback becomes one red line in the view's status, never a traceback.
+
+Each view displays itself (``display(view)`` or a cell ending in ``view``)
+and offers plain-text methods (``readout_text`` and the like) that checked
+notebook cells print.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import html
+import io
+from typing import Callable, Iterator, Sequence
+
+import ipywidgets as w
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from . import plots
+from .live import Comparison, Demo, seeded_priorities
+from .score import COUNTER_MASK, TIER_SPAN, priority_score, split_score
+from .scripts import LUA_DIR, Job, resolve_includes
+
+__all__ = ["HeroView", "ComparisonView", "ConsumeView", "BandsView", "show_lua", "one_line"]
+
+_SLIDER_STYLE = {"description_width": "90px"}
+_WIDE = w.Layout(width="620px")
+
+
+# -- shared plumbing -------------------------------------------------------------
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A figure on an ipympl canvas, outside pyplot's registry, not auto-shown."""
+    from ipympl.backend_nbagg import new_figure_manager_given_figure
+
+    fig = Figure(figsize=(width, height), dpi=96)
+    with plt.ioff():
+        new_figure_manager_given_figure(id(fig), fig)
+    canvas = fig.canvas
+    canvas.header_visible = False
+    canvas.footer_visible = False
+    canvas.toolbar_visible = False
+    canvas.resizable = False
+    canvas.layout.width = f"{int(width * 96) + 4}px"
+    return fig
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line: its type and first line of message."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if len(first) > 200:
+        first = first[:197] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+class _Status:
+    """One line under a view: empty, a note, or a red error."""
+
+    def __init__(self) -> None:
+        self.widget = w.HTML(value="", layout=w.Layout(min_height="1.6em"))
+        self.text = ""
+
+    def note(self, text: str) -> None:
+        self.text = text
+        self.widget.value = f"<span style='color:#555'>{html.escape(text)}</span>"
+
+    def error(self, exc: BaseException) -> None:
+        self.text = "error: " + one_line(exc)
+        self.widget.value = f"<span style='color:#b00020'>&#9888; {html.escape(self.text)}</span>"
+
+    def clear(self) -> None:
+        self.text = ""
+        self.widget.value = ""
+
+
+def _guarded(method: Callable) -> Callable:
+    """Run a callback; turn any exception into the view's one-line status."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            result = method(self, *args, **kwargs)
+        except Exception as exc:  # shown, not raised: a widget callback has nowhere to raise to
+            self.status.error(exc)
+            return None
+        return result
+
+    return wrapper
+
+
+@contextlib.contextmanager
+def _busy(*controls: w.Widget) -> Iterator[None]:
+    for control in controls:
+        control.disabled = True
+    try:
+        yield
+    finally:
+        for control in controls:
+            control.disabled = False
+
+
+class _View:
+    """Displays as its widget tree, with a short deterministic text repr."""
+
+    widget: w.Widget
+    status: _Status
+
+    fig: Figure
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        # A still of the figure for readers without a kernel (GitHub, nbviewer).
+        buffer = io.BytesIO()
+        self.fig.savefig(buffer, format="png")
+        bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
+        return bundle
+
+    def _require_demo(self) -> Demo:
+        if self.demo is None:
+            raise RuntimeError("this view was made without a Demo: pass demo=Demo('viz-...')")
+        return self.demo
+
+
+def _score_html(priority: int, counter: int) -> str:
+    score = priority_score(priority, counter)
+    tier = f"<b style='color:{plots.TIER_BITS_COLOR}'>{priority:,}</b>"
+    count = f"<b style='color:{plots.COUNTER_BITS_COLOR}'>{counter % TIER_SPAN:,}</b>"
+    hex_text = plots.format_hex(score)
+    hex_html = (f"0x<span style='color:{plots.TIER_BITS_COLOR}'>{hex_text[2:10]}</span>_"
+                f"<span style='color:{plots.COUNTER_BITS_COLOR}'>{hex_text[11:]}</span>")
+    return (
+        "<div style='font-family:monospace; font-size:13px; line-height:1.5'>"
+        f"score = {tier} &times; 0x100000000 + {count}<br>"
+        f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= <b>{score:,}</b><br>"
+        f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= {hex_html}</div>"
+    )
+
+
+def _score_text(priority: int, counter: int) -> str:
+    score = priority_score(priority, counter)
+    return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN}\n"
+            f"      = {score:,}\n"
+            f"      = {plots.format_hex(score)}")
+
+
+# -- notebook 01: the hero figure ---------------------------------------------------
+
+
+class HeroView(_View):
+    """Priority and counter sliders, the score in decimal and hex, the 64-bit
+    strip and the staircase of tiers. With the live switch on, every change
+    adds a job through ``addPrioritizedJob-9`` and shows what Redis stored.
+
+    :param demo: the demo queue for the live switch; None disables it.
+    :param tiers: how many tiers the staircase shows (priorities 1..tiers).
+    """
+
+    def __init__(self, demo: Demo | None = None, *, priority: int = 1, counter: int = 1,
+                 tiers: int = 6) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.fig = _figure(8.4, 4.6)
+        grid = self.fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.6,
+                                     left=0.08, right=0.98, top=0.93, bottom=0.13)
+        self.stairs = plots.draw_staircase(self.fig.add_subplot(grid[0]), range(1, tiers + 1),
+                                           priority, counter)
+        self.strip = plots.draw_bit_strip(self.fig.add_subplot(grid[1]), priority, counter)
+        self.priority = w.IntSlider(value=priority, min=1, max=tiers, description="priority",
+                                    style=_SLIDER_STYLE, layout=_WIDE)
+        self.counter = w.IntSlider(value=counter, min=0, max=COUNTER_MASK, description="counter",
+                                   style=_SLIDER_STYLE, layout=_WIDE)
+        self.counter_box = w.BoundedIntText(value=counter, min=0, max=COUNTER_MASK,
+                                            description="exact counter", style=_SLIDER_STYLE)
+        w.link((self.counter, "value"), (self.counter_box, "value"))
+        self.readout = w.HTML()
+        self.live = w.Checkbox(value=False, description="live on Redis: each change adds a job",
+                               disabled=demo is None, indent=False)
+        self.live_result = w.HTML()
+        self.live_text = ""
+        self.priority.observe(self._on_change, "value")
+        self.counter.observe(self._on_change, "value")
+        self.live.observe(self._on_live, "value")
+        self._redraw()
+        self.widget = w.VBox([
+            self.priority, w.HBox([self.counter, self.counter_box]), self.readout,
+            self.fig.canvas, self.live, self.live_result, self.status.widget,
+        ])
+
+    def __repr__(self) -> str:
+        return f"HeroView(priority={self.priority.value}, counter={self.counter.value})"
+
+    def set(self, priority: int | None = None, counter: int | None = None) -> "HeroView":
+        """Move the sliders from code, exactly as a drag would."""
+        if priority is not None:
+            self.priority.value = priority
+        if counter is not None:
+            self.counter.value = counter
+        return self
+
+    def readout_text(self) -> str:
+        return _score_text(self.priority.value, self.counter.value)
+
+    def _redraw(self) -> None:
+        p, c = self.priority.value, self.counter.value
+        plots.update_staircase(self.stairs, p, c)
+        plots.update_bit_strip(self.strip, p, c)
+        self.readout.value = _score_html(p, c)
+        self.fig.canvas.draw_idle()
+
+    @_guarded
+    def _on_change(self, change=None) -> None:
+        self.status.clear()
+        self._redraw()
+        if self.live.value:
+            self.add_on_redis()
+
+    @_guarded
+    def _on_live(self, change) -> None:
+        # Live: Redis is asked on release only; off: the figure follows the drag.
+        for slider in (self.priority, self.counter):
+            slider.continuous_update = not change["new"]
+        if change["new"]:
+            self.add_on_redis()
+
+    def add_on_redis(self) -> tuple[str, float]:
+        """Add the slider's job through the real script; show both scores."""
+        demo = self._require_demo()
+        p, c = self.priority.value, self.counter.value
+        job_id, stored = demo.add_at_counter(f"hero-p{p}-c{c}", p, c)
+        computed = priority_score(p, c)
+        same = stored == computed
+        self.live_text = (f"job {job_id} via addPrioritizedJob-9: Redis stored {int(stored):,}, "
+                          f"Python computed {computed:,}: {'equal' if same else 'DIFFERENT'}")
+        colour = "#1b7f3b" if same else "#b00020"
+        self.live_result.value = f"<span style='color:{colour}'>{html.escape(self.live_text)}</span>"
+        return job_id, stored
+
+
+# -- notebook 02: the comparison -----------------------------------------------------------
+
+
+class ComparisonView(_View):
+    """Job A one tier better, job B far ahead on the counter. Predict, reveal
+    the composite scores, then let the real scripts on Redis decide.
+
+    :param a, b: the starting ``(priority, counter)`` of each job.
+    """
+
+    def __init__(self, demo: Demo | None = None, *, a: tuple[int, int] = (1, 4_000_000_000),
+                 b: tuple[int, int] = (2, 1), max_priority: int = 5) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.result: Comparison | None = None
+
+        def sliders(label: str, job: tuple[int, int]) -> tuple[w.IntSlider, w.IntSlider]:
+            return (
+                w.IntSlider(value=job[0], min=1, max=max_priority, description=f"{label} priority",
+                            style=_SLIDER_STYLE, layout=w.Layout(width="300px")),
+                w.IntSlider(value=job[1], min=0, max=COUNTER_MASK, description=f"{label} counter",
+                            style=_SLIDER_STYLE, layout=w.Layout(width="420px")),
+            )
+
+        self.a_priority, self.a_counter = sliders("job A", a)
+        self.b_priority, self.b_counter = sliders("job B", b)
+        self.prediction = w.ToggleButtons(options=[("A pops first", "A"), ("B pops first", "B")],
+                                          value=None, description="Your guess:")
+        self.fig = _figure(5.6, 3.4)
+        ax = self.fig.add_axes((0.14, 0.1, 0.82, 0.78))
+        self.pair = plots.draw_score_pair(ax, a, b)
+        self.fig.canvas.layout.visibility = "hidden"  # no peeking before a guess
+        self.explanation = w.HTML()
+        self.run_button = w.Button(description="Run it on Redis", icon="play",
+                                   disabled=demo is None, button_style="primary")
+        self.redis_result = w.HTML()
+        self.redis_text = ""
+        for slider in (self.a_priority, self.a_counter, self.b_priority, self.b_counter):
+            slider.observe(self._on_change, "value")
+        self.prediction.observe(self._on_change, "value")
+        self.run_button.on_click(self._on_run)
+        self.widget = w.VBox([
+            w.HBox([self.a_priority, self.a_counter]), w.HBox([self.b_priority, self.b_counter]),
+            self.prediction, w.HBox([self.fig.canvas, self.explanation]),
+            w.HBox([self.run_button, self.redis_result]), self.status.widget,
+        ])
+
+    def __repr__(self) -> str:
+        return (f"ComparisonView(a={self.job_a}, b={self.job_b}, "
+                f"prediction={self.prediction.value!r})")
+
+    @property
+    def job_a(self) -> tuple[int, int]:
+        return self.a_priority.value, self.a_counter.value
+
+    @property
+    def job_b(self) -> tuple[int, int]:
+        return self.b_priority.value, self.b_counter.value
+
+    def predict(self, choice: str) -> "ComparisonView":
+        """Make the reader's guess from code: ``"A"`` or ``"B"``."""
+        self.prediction.value = choice
+        return self
+
+    def verdict_text(self) -> str:
+        """Both composite scores, which is smaller, and why."""
+        (pa, ca), (pb, cb) = self.job_a, self.job_b
+        sa, sb = priority_score(pa, ca), priority_score(pb, cb)
+        lines = [f"A: {pa} × 0x100000000 + {ca % TIER_SPAN:>13,} = {sa:>16,}",
+                 f"B: {pb} × 0x100000000 + {cb % TIER_SPAN:>13,} = {sb:>16,}"]
+        if sa == sb:
+            lines.append("Equal scores: ZPOPMIN then orders by member, not by arrival.")
+            return "\n".join(lines)
+        first = "A" if sa < sb else "B"
+        if pa != pb:
+            why = (f"The tiers differ, so the high bits decide: one priority step is "
+                   f"{TIER_SPAN:,}, more than any counter gap (at most {COUNTER_MASK:,}).")
+        else:
+            why = "Same tier: the high bits tie and the low bits, the arrival counter, decide."
+        lines.append(f"{first} has the smaller score, so ZPOPMIN pops {first} first. {why}")
+        return "\n".join(lines)
+
+    @_guarded
+    def _on_change(self, change=None) -> None:
+        self.status.clear()
+        plots.update_score_pair(self.pair, self.job_a, self.job_b)
+        if self.prediction.value is not None:
+            self.fig.canvas.layout.visibility = "visible"
+            self.explanation.value = f"<pre style='font-size:12px'>{html.escape(self.verdict_text())}</pre>"
+        self.fig.canvas.draw_idle()
+
+    @_guarded
+    def _on_run(self, button=None) -> None:
+        self.run_on_redis()
+
+    def run_on_redis(self) -> Comparison:
+        """Add A and B through ``addPrioritizedJob-9`` (pc set so the counters
+        match the sliders), then consume once with ``moveToActive-11``."""
+        demo = self._require_demo()
+        with _busy(self.run_button):
+            result = demo.compare(self.job_a, self.job_b)
+        self.result = result
+        guess = self.prediction.value
+        verdict = "no guess made" if guess is None else (
+            "you were right" if guess == result.popped else "not what you guessed")
+        self.redis_text = (f"Redis popped job {result.popped} first "
+                           f"(stored scores A {int(result.score_a):,}, B {int(result.score_b):,}): "
+                           f"{verdict}")
+        self.redis_result.value = html.escape(self.redis_text)
+        return result
+
+
+# -- notebook 03: the consume dive ---------------------------------------------------------
+
+
+class ConsumeView(_View):
+    """A seeded batch in the real sorted set, popped one by one through the
+    real consume script.
+
+    :param priorities: the batch, in arrival order.
+    :param waiting: how many jobs without priority to add after the batch.
+    """
+
+    def __init__(self, demo: Demo, *, priorities: Sequence[int], waiting: int = 1) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.batch = list(priorities)
+        self.waiting = waiting
+        self.popped: list[Job] = []
+        capacity = len(self.batch) + waiting
+        self.fig = _figure(8.4, 2.1)
+        self.queue_strip = plots.draw_queue_strip(
+            self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), capacity,
+            "queued, next out at the left: the wait list, then the sorted set by score")
+        self.popped_strip = plots.draw_queue_strip(
+            self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), capacity, "popped by moveToActive-11, in order")
+        self.refill_button = w.Button(description="Fresh batch", icon="refresh")
+        self.step_button = w.Button(description="Pop one", icon="step-forward", button_style="primary")
+        self.drain_button = w.Button(description="Drain", icon="fast-forward")
+        self.table = w.HTML()
+        self.log = w.HTML()
+        self.refill_button.on_click(self._on_refill)
+        self.step_button.on_click(self._on_step)
+        self.drain_button.on_click(self._on_drain)
+        self.widget = w.VBox([
+            w.HBox([self.refill_button, self.step_button, self.drain_button]),
+            self.fig.canvas, w.HBox([self.table, self.log]), self.status.widget,
+        ])
+        self.refill()
+
+    def __repr__(self) -> str:
+        return f"ConsumeView(queue={self.demo.queue!r}, batch={len(self.batch)}, popped={len(self.popped)})"
+
+    @property
+    def _buttons(self) -> tuple[w.Button, ...]:
+        return self.refill_button, self.step_button, self.drain_button
+
+    def refill(self) -> None:
+        """Empty the demo queue and add the batch, then the wait-list jobs."""
+        with _busy(*self._buttons):
+            self.demo.reset()
+            self.demo.add_batch(self.batch)
+            for n in range(self.waiting):
+                self.demo.add_waiting(f"no-priority-{n}")
+            self.popped = []
+            self._show()
+
+    def step(self) -> Job | None:
+        """Pop one job through the consume script."""
+        with _busy(*self._buttons):
+            job = self.demo.pop()
+            if job is not None:
+                self.popped.append(job)
+            self._show()
+        return job
+
+    def drain(self) -> list[Job]:
+        """Pop until the consume script finds nothing."""
+        with _busy(*self._buttons):
+            taken = self.demo.drain()
+            self.popped.extend(taken)
+            self._show()
+        return taken
+
+    def expected_order(self) -> list[str]:
+        """Job ids sorted by (priority, arrival), the wait-list jobs first."""
+        prioritized = sorted(range(len(self.batch)), key=lambda i: (self.batch[i], i))
+        wait_ids = [str(len(self.batch) + n + 1) for n in range(self.waiting)]
+        return wait_ids + [str(i + 1) for i in prioritized]
+
+    def table_text(self) -> str:
+        """The wait list and the sorted set as Redis holds them, in pop order."""
+        rows = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
+        rows += [f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in self.demo.waiting()]
+        rows += [f"{e.job_id:>5}  {int(e.score):>15,}  {e.priority:>4}  {e.counter:>7}  prioritized"
+                 for e in self.demo.entries()]
+        pc = self.demo.priority_counter()
+        rows.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)")
+        return "\n".join(rows)
+
+    def popped_text(self) -> str:
+        return " ".join(f"{job.id}(p{job.priority})" for job in self.popped) or "(nothing popped yet)"
+
+    def _show(self) -> None:
+        waiting = [(job_id, 0) for job_id in self.demo.waiting()]
+        queued = [(e.job_id, e.priority) for e in self.demo.entries()]
+        plots.update_queue_strip(self.queue_strip, waiting + queued)
+        plots.update_queue_strip(self.popped_strip, [(j.id, j.priority) for j in self.popped])
+        self.table.value = f"<pre style='font-size:12px'>{html.escape(self.table_text())}</pre>"
+        self.log.value = (f"<pre style='font-size:12px'>popped: {html.escape(self.popped_text())}</pre>")
+        self.fig.canvas.draw_idle()
+
+    @_guarded
+    def _on_refill(self, button=None) -> None:
+        self.status.clear()
+        self.refill()
+
+    @_guarded
+    def _on_step(self, button=None) -> None:
+        self.status.clear()
+        if self.step() is None:
+            self.status.note("the consume script found no job; it deleted pc")
+
+    @_guarded
+    def _on_drain(self, button=None) -> None:
+        self.status.clear()
+        self.drain()
+
+
+# -- notebook 04: the bands -------------------------------------------------------------------
+
+
+class BandsView(_View):
+    """Tiers as bands of the score axis, with real jobs from the demo queue
+    as points inside them, and a zoom on the edge between two tiers.
+
+    Sliders act on release: each change refills the demo queue on Redis.
+    """
+
+    def __init__(self, demo: Demo, *, tiers: int = 4, jobs: int = 200, start: int = 0,
+                 seed: int = 4) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.seed = seed
+        self.fig = _figure(8.4, 4.6)
+        self.close_up = plots.draw_bands(self.fig.add_axes((0.08, 0.11, 0.5, 0.8)), 8, zoomed=True)
+        self.full = plots.draw_bands(self.fig.add_axes((0.69, 0.52, 0.29, 0.39)), 8)
+        self.full.points.axes.set_xticks([0, 2**31, 2**32], ["0", "2^31", "2^32"])
+        self.close_up.points.axes.set_title("the jobs up close", fontsize=10)
+        self.full.points.axes.set_title("at full scale", fontsize=10)
+        self.edge = plots.draw_tier_boundary(self.fig.add_axes((0.69, 0.11, 0.29, 0.13)), 1)
+        self.tiers = w.IntSlider(value=tiers, min=1, max=8, description="tiers",
+                                 continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
+        self.jobs = w.IntSlider(value=jobs, min=10, max=5000, step=10, description="jobs",
+                                continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
+        self.start = w.IntSlider(value=start, min=0, max=COUNTER_MASK - 5000, description="pc starts at",
+                                 continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
+        self.counts_label = w.HTML()
+        self.counts: dict[int, int] = {}
+        for slider in (self.tiers, self.jobs, self.start):
+            slider.observe(self._on_change, "value")
+        self.widget = w.VBox([self.tiers, self.jobs, self.start, self.fig.canvas,
+                              self.counts_label, self.status.widget])
+        self.refresh()
+
+    def __repr__(self) -> str:
+        return (f"BandsView(tiers={self.tiers.value}, jobs={self.jobs.value}, "
+                f"start={self.start.value})")
+
+    def refresh(self) -> dict[int, int]:
+        """Refill the demo queue on Redis and redraw from what it holds."""
+        for slider in (self.tiers, self.jobs, self.start):
+            slider.disabled = True
+        try:
+            tiers = self.tiers.value
+            self.demo.reset()
+            self.demo.scripts.set_priority_counter(self.demo.ctx, self.start.value)
+            self.demo.add_batch(seeded_priorities(self.seed, self.jobs.value, range(1, tiers + 1)))
+            scores = [e.score for e in self.demo.entries()]
+            plots.update_bands(self.close_up, scores, tiers)
+            plots.update_bands(self.full, scores, tiers)
+            self.counts = self.demo.counts(range(1, tiers + 1))
+            self.counts_label.value = html.escape(self.counts_text())
+            self.fig.canvas.draw_idle()
+            return self.counts
+        finally:
+            for slider in (self.tiers, self.jobs, self.start):
+                slider.disabled = False
+
+    def counts_text(self) -> str:
+        parts = ", ".join(f"tier {p}: {n}" for p, n in self.counts.items())
+        return f"getCountsPerPriority-2 on Redis: {parts}"
+
+    def edge_text(self, priority: int = 1) -> str:
+        """The largest score of a tier against the smallest of the next."""
+        top = priority_score(priority, COUNTER_MASK)
+        bottom = priority_score(priority + 1, 0)
+        assert split_score(top)[0] == priority and split_score(bottom)[0] == priority + 1
+        return (f"largest tier-{priority} score   {top:,}\n"
+                f"smallest tier-{priority + 1} score  {bottom:,}\n"
+                f"gap: {bottom - top}")
+
+    @_guarded
+    def _on_change(self, change=None) -> None:
+        self.status.clear()
+        self.refresh()
+
+
+# -- showing the Lua --------------------------------------------------------------------------
+
+
+class _Code:
+    """Source code with highlighting in the notebook and plain text elsewhere."""
+
+    def __init__(self, source: str, title: str) -> None:
+        self.source, self.title = source, title
+
+    def _repr_html_(self) -> str:
+        try:
+            from pygments import highlight
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import LuaLexer
+
+            body = highlight(self.source, LuaLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+        except ImportError:
+            body = f"<pre>{html.escape(self.source)}</pre>"
+        return f"<details open><summary><code>{html.escape(self.title)}</code></summary>{body}</details>"
+
+    def __repr__(self) -> str:
+        return f"-- {self.title}\n{self.source}"
+
+
+def show_lua(name: str, *, assembled: bool = False) -> _Code:
+    """The Lua of a script (``"moveToActive"``) or include
+    (``"includes/getPriorityScore"``) as it lives in ``lua/``; with
+    ``assembled``, a script with its includes inlined, exactly as Redis runs it."""
+    if name.startswith("includes/"):
+        path = LUA_DIR / f"{name}.lua"
+        matches = [path] if path.is_file() else []
+    else:
+        matches = sorted(LUA_DIR.glob(f"{name}-*.lua"))
+    if len(matches) != 1:
+        raise LookupError(f"no Lua file for {name!r} in {LUA_DIR}")
+    path = matches[0]
+    title = f"lua/{path.relative_to(LUA_DIR)}"
+    if assembled:
+        return _Code(resolve_includes(path, LUA_DIR), f"{title}, includes inlined")
+    return _Code(path.read_text(encoding="utf-8"), title)
