@@ -119,11 +119,16 @@ class _View:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)
+        if not self._still_allowed():
+            return bundle
         # A still of the figure for readers without a kernel (GitHub, nbviewer).
         buffer = io.BytesIO()
         self.fig.savefig(buffer, format="png")
         bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
         return bundle
+
+    def _still_allowed(self) -> bool:
+        return True
 
     def _require_demo(self) -> Demo:
         if self.demo is None:
@@ -148,7 +153,7 @@ def _score_html(priority: int, counter: int) -> str:
 
 def _score_text(priority: int, counter: int) -> str:
     score = priority_score(priority, counter)
-    return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN}\n"
+    return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN:,}\n"
             f"      = {score:,}\n"
             f"      = {plots.format_hex(score)}")
 
@@ -305,6 +310,9 @@ class ComparisonView(_View):
     def job_b(self) -> tuple[int, int]:
         return self.b_priority.value, self.b_counter.value
 
+    def _still_allowed(self) -> bool:
+        return self.prediction.value is not None  # no spoiler before a guess
+
     def predict(self, choice: str) -> "ComparisonView":
         """Make the reader's guess from code: ``"A"`` or ``"B"``."""
         self.prediction.value = choice
@@ -447,7 +455,8 @@ class ConsumeView(_View):
         return "\n".join(rows)
 
     def popped_text(self) -> str:
-        return " ".join(f"{job.id}(p{job.priority})" for job in self.popped) or "(nothing popped yet)"
+        return " ".join(f"{job.id}({'wait' if job.score is None else 'p' + str(job.priority)})"
+                        for job in self.popped) or "(nothing popped yet)"
 
     def _show(self) -> None:
         waiting = [(job_id, 0) for job_id in self.demo.waiting()]

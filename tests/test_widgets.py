@@ -1,0 +1,292 @@
+"""The notebook views: in-place updates, live agreement with Redis, one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from echomq_viz import plots
+from echomq_viz.keys import Keys
+from echomq_viz.live import Demo, seeded_priorities
+from echomq_viz.score import COUNTER_MASK, TIER_SPAN, priority_score, split_score, tier_bounds
+from echomq_viz.server import RedisServer
+from echomq_viz.widgets import BandsView, ComparisonView, ConsumeView, HeroView, one_line, show_lua
+
+
+@pytest.fixture
+def demo(r) -> Demo:
+    return Demo("viz-test", client=r)
+
+
+def artist_count(fig) -> int:
+    return sum(len(ax.get_children()) for ax in fig.axes)
+
+
+class DrawCounter:
+    """Counts draw_idle calls on a canvas without changing what it does."""
+
+    def __init__(self, canvas) -> None:
+        self.calls = 0
+        original = canvas.draw_idle
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        canvas.draw_idle = counted
+
+
+@pytest.fixture
+def dead_demo():
+    """A Demo whose Redis has gone away."""
+    server = RedisServer().start()
+    stale = Demo("viz-test", client=server.client(socket_timeout=1, socket_connect_timeout=1))
+    server.stop()
+    return stale
+
+
+# -- hero --------------------------------------------------------------------------
+
+
+def test_hero_slider_moves_update_artists_in_place():
+    hero = HeroView(None, priority=1, counter=1)
+    fig, canvas, count = hero.fig, hero.fig.canvas, artist_count(hero.fig)
+    draws = DrawCounter(canvas)
+    marker_before = hero.stairs.marker.get_ydata()[0]
+    strip_before = hero.strip.image.get_array().copy()
+    hero.set(priority=3, counter=2**31)
+    assert hero.fig is fig and hero.fig.canvas is canvas
+    assert artist_count(fig) == count  # updated, not redrawn from scratch
+    assert draws.calls == 2  # one draw_idle per slider change
+    assert hero.stairs.marker.get_ydata()[0] == priority_score(3, 2**31) / TIER_SPAN != marker_before
+    assert (hero.strip.image.get_array() != strip_before).any()
+    assert hero.strip.caption.get_text() == f"{priority_score(3, 2**31):,} = 0x00000003_80000000"
+    assert "12,884,901,888" not in hero.readout_text()
+    assert f"{priority_score(3, 2**31):,}" in hero.readout_text()
+
+
+def test_hero_strip_shows_the_bits_of_the_score():
+    hero = HeroView(None, priority=5, counter=6)
+    bits = "".join(t.get_text() for t in hero.strip.bit_texts)
+    assert bits == format(priority_score(5, 6), "064b")
+
+
+def test_one_priority_step_jumps_by_one_tier_span():
+    hero = HeroView(None, priority=2, counter=12345)
+    y2 = hero.stairs.marker.get_ydata()[0]
+    hero.set(priority=3)
+    assert hero.stairs.marker.get_ydata()[0] - y2 == pytest.approx(1.0)  # 0x100000000 / 0x100000000
+
+
+@pytest.mark.parametrize("priority, counter", [(1, 1), (6, COUNTER_MASK), (2, 0), (4, 2**31)])
+def test_hero_live_adds_through_the_script_and_agrees(demo, r, priority, counter):
+    hero = HeroView(demo, priority=1, counter=1)
+    hero.set(priority=priority, counter=counter)
+    job_id, stored = hero.add_on_redis()
+    assert stored == priority_score(priority, counter)
+    assert r.zscore(Keys.prioritized(demo.ctx), job_id) == stored
+    assert "equal" in hero.live_text and f"{int(stored):,}" in hero.live_text
+
+
+def test_live_switch_makes_sliders_act_on_release(demo):
+    hero = HeroView(demo)
+    assert hero.priority.continuous_update and hero.counter.continuous_update
+    hero.live.value = True
+    assert not hero.priority.continuous_update and not hero.counter.continuous_update
+    hero.set(counter=77)
+    assert [e.counter for e in demo.entries()] == [1, 77]  # switching on added one job too
+    hero.live.value = False
+    assert hero.priority.continuous_update
+
+
+def test_hero_without_demo_has_no_live_switch():
+    assert HeroView(None).live.disabled
+
+
+def test_unreachable_redis_is_one_line_in_the_view(dead_demo):
+    hero = HeroView(dead_demo)
+    hero.live.value = True  # must not raise out of the callback
+    assert hero.status.text.startswith("error: ")
+    assert len(hero.status.text.splitlines()) == 1 and len(hero.status.text) < 260
+    assert "Traceback" not in hero.status.widget.value
+    hero.live.value = False
+    hero.set(counter=5)  # the figure still works and the error clears
+    assert hero.status.text == ""
+
+
+# -- comparison ----------------------------------------------------------------------
+
+
+def test_comparison_hides_scores_until_a_guess():
+    view = ComparisonView(None)
+    bundle = view._repr_mimebundle_()
+    assert "image/png" not in bundle and view.fig.canvas.layout.visibility == "hidden"
+    view.predict("A")
+    assert view.fig.canvas.layout.visibility == "visible"
+    assert "image/png" in view._repr_mimebundle_()
+    assert bundle["text/plain"] == "ComparisonView(a=(1, 4000000000), b=(2, 1), prediction=None)"
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [((1, 4_000_000_000), (2, 1)), ((2, 4_000_000_000), (2, 1)), ((1, COUNTER_MASK), (2, 0)),
+     ((3, 10), (3, 9)), ((5, 0), (1, COUNTER_MASK))],
+)
+def test_comparison_on_redis_matches_the_prediction(demo, a, b):
+    view = ComparisonView(demo, a=a, b=b)
+    view.predict("A")
+    expected = "A" if priority_score(*a) < priority_score(*b) else "B"
+    assert f"{expected} has the smaller score" in view.verdict_text()
+    result = view.run_on_redis()
+    assert result.popped == expected
+    assert (result.score_a, result.score_b) == (priority_score(*a), priority_score(*b))
+    assert ("you were right" in view.redis_text) == (expected == "A")
+
+
+def test_run_button_is_disabled_while_busy(demo):
+    view = ComparisonView(demo)
+    seen = []
+    original = demo.compare
+
+    def spying_compare(a, b):
+        seen.append(view.run_button.disabled)
+        return original(a, b)
+
+    demo.compare = spying_compare
+    view.run_button.click()
+    assert seen == [True] and not view.run_button.disabled
+    assert view.redis_text.startswith("Redis popped job A first")
+
+
+def test_comparison_error_is_one_line(dead_demo):
+    view = ComparisonView(dead_demo)
+    view.run_button.click()
+    assert view.status.text.startswith("error: ") and len(view.status.text.splitlines()) == 1
+    assert not view.run_button.disabled  # usable again once Redis is back
+
+
+# -- consume ---------------------------------------------------------------------------
+
+
+def test_consume_view_pops_in_priority_then_arrival_order(demo, r):
+    priorities = seeded_priorities(11, 15, (1, 2, 3, 4))
+    view = ConsumeView(demo, priorities=priorities, waiting=2)
+    first = view.step()
+    assert first.source == "wait" and first.id == "16"  # a job without priority beats every tier
+    view.drain()
+    assert [job.id for job in view.popped] == view.expected_order()
+    expected = ["16", "17"] + [str(i + 1) for i in sorted(range(15), key=lambda i: (priorities[i], i))]
+    assert view.expected_order() == expected
+    assert not r.exists(Keys.pc(demo.ctx))
+    assert "pc: deleted" in view.table_text()
+    view._on_step()
+    assert "found no job" in view.status.text
+
+
+def test_consume_table_is_what_redis_holds(demo):
+    view = ConsumeView(demo, priorities=[2, 1, 2], waiting=0)
+    lines = view.table_text().splitlines()
+    assert lines[1].split()[:4] == ["2", f"{priority_score(1, 2):,}", "1", "2"]
+    assert lines[-1] == "pc = 3"
+    view.refill()  # a fresh batch starts from an empty queue again
+    assert len(demo.entries()) == 3 and view.popped == []
+
+
+# -- bands ---------------------------------------------------------------------------------
+
+
+def test_bands_show_real_jobs_inside_their_tiers(demo):
+    view = BandsView(demo, tiers=3, jobs=60, start=0, seed=2)
+    drawn = seeded_priorities(2, 60, range(1, 4))
+    assert view.counts == {p: drawn.count(p) for p in (1, 2, 3)}
+    offsets = view.full.points.get_offsets()
+    assert len(offsets) == 60
+    for (counter, y), entry in zip(offsets, demo.entries()):
+        assert counter == entry.counter and int(y) == entry.priority  # inside its own band
+    assert all(not s.get_visible() for s in view.full.spans[3:])
+
+
+def test_bands_start_slider_moves_the_batch(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0)
+    view.start.value = 3_000_000_000
+    counters = sorted(e.counter for e in demo.entries())
+    assert counters == list(range(3_000_000_001, 3_000_000_021))
+    assert all(tier_bounds(e.priority)[0] <= e.score <= tier_bounds(e.priority)[1] for e in demo.entries())
+    assert not view.start.continuous_update and not view.start.disabled
+
+
+def test_bands_edge_text_is_one_apart():
+    text = BandsView.edge_text(None, 3)  # pure: needs no Redis
+    assert f"{priority_score(3, COUNTER_MASK):,}" in text and text.endswith("gap: 1")
+
+
+# -- plots alone ----------------------------------------------------------------------------
+
+
+def test_plot_updates_never_add_artists():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    axes = fig.subplots(2, 2)
+    pair = plots.draw_score_pair(axes[0, 0], (1, 5), (2, 1))
+    strip = plots.draw_queue_strip(axes[0, 1], 5)
+    bands = plots.draw_bands(axes[1, 0], 4, zoomed=True)
+    counts = [len(ax.get_children()) for ax in axes.flat]
+    for k in range(5):
+        plots.update_score_pair(pair, (k + 1, k), (2, 3))
+        plots.update_queue_strip(strip, [(str(i), i % 3) for i in range(k)])
+        plots.update_bands(bands, [float(priority_score(1 + i % 4, i)) for i in range(k * 10)], 4)
+    assert [len(ax.get_children()) for ax in axes.flat] == counts
+    assert strip.texts[1].get_text() == "1\np1" and strip.texts[0].get_text() == "0\nwait"
+    assert strip.texts[4].get_text() == ""
+
+
+def test_tier_colours_are_shared_and_vectorised():
+    import numpy as np
+
+    assert plots.tier_color(3) == plots.tier_color(13)
+    rgba = plots.tier_colors(np.array([1, 2, 11]))
+    assert (rgba[0] == rgba[2]).all() and (rgba[0] != rgba[1]).any()
+
+
+# -- small pieces ------------------------------------------------------------------------------
+
+
+def test_show_lua_reads_the_real_files():
+    plain = show_lua("moveToActive")
+    assert plain.title == "lua/moveToActive-11.lua" and "ZPOPMIN" in plain.source
+    assert '--- @include "includes/isQueuePaused"' in plain.source
+    assembled = show_lua("addPrioritizedJob", assembled=True)
+    assert "local function getPriorityScore" in assembled.source and "@include" not in assembled.source
+    assert "0x100000000" in show_lua("includes/getPriorityScore")._repr_html_()
+    with pytest.raises(LookupError, match="no Lua file"):
+        show_lua("dropEverything")
+
+
+def test_one_line_keeps_errors_short():
+    assert one_line(ValueError("first\nsecond")) == "ValueError: first"
+    assert len(one_line(RuntimeError("x" * 1000))) < 230
+    assert one_line(KeyError()) == "KeyError"
+
+
+def test_demo_queues_are_namespaced_and_reset_only_themselves(r):
+    with pytest.raises(ValueError, match="viz-"):
+        Demo("orders", client=r)
+    r.set("emq:{orders}:pc", "41")
+    demo = Demo("viz-test", client=r)
+    demo.add("j", 1)
+    demo.reset()
+    assert r.get("emq:{orders}:pc") == "41" and demo.entries() == []
+
+
+@pytest.mark.parametrize("counter, message", [(-1, "0..4_294_967_295"), (2**32, "0..4_294_967_295"),
+                                              (True, "int"), (1.0, "int")])
+def test_demo_add_at_counter_refuses_bad_counters(demo, keyspace, counter, message):
+    before = keyspace()
+    with pytest.raises((TypeError, ValueError), match=message):
+        demo.add_at_counter("j", 1, counter)
+    assert keyspace() == before
+
+
+def test_counter_zero_means_incr_wrapped_to_two_to_the_32(demo, r):
+    job_id, stored = demo.add_at_counter("j", 2, 0)
+    assert split_score(stored) == (2, 0) and r.get(Keys.pc(demo.ctx)) == str(TIER_SPAN)
