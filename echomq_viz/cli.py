@@ -72,6 +72,8 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
             argv.append(f"--port={args.port}")
         if args.no_browser:
             argv.append("--no-browser")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            argv.append("--allow-root")  # containers and CI machines often run as root
         lab = subprocess.Popen([*argv, *extra], env={**os.environ, ENV_URL: url})
         stop = threading.Event()
         _stop_on_signals(stop)

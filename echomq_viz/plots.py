@@ -154,7 +154,7 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
                        arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR))
     jump_label = ax.text(0, 0, "", color=TIER_BITS_COLOR, fontsize=9, va="center")
     ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
-    ax.set_ylim(priorities.start - 0.1, priorities.stop + 0.1)
+    ax.set_ylim(priorities.start - 0.15, priorities.stop + 0.35)
     ax.set_xticks(list(priorities))
     ax.set_xlabel("priority (lower runs first)")
     ax.set_ylabel("score / 0x100000000")

@@ -183,7 +183,7 @@ class HeroView(_View):
         self.priority = w.IntSlider(value=priority, min=1, max=tiers, description="priority",
                                     style=_SLIDER_STYLE, layout=_WIDE)
         self.counter = w.IntSlider(value=counter, min=0, max=COUNTER_MASK, description="counter",
-                                   style=_SLIDER_STYLE, layout=_WIDE)
+                                   readout_format=",d", style=_SLIDER_STYLE, layout=_WIDE)
         self.counter_box = w.BoundedIntText(value=counter, min=0, max=COUNTER_MASK,
                                             description="exact counter", style=_SLIDER_STYLE)
         w.link((self.counter, "value"), (self.counter_box, "value"))
@@ -272,7 +272,7 @@ class ComparisonView(_View):
                 w.IntSlider(value=job[0], min=1, max=max_priority, description=f"{label} priority",
                             style=_SLIDER_STYLE, layout=w.Layout(width="300px")),
                 w.IntSlider(value=job[1], min=0, max=COUNTER_MASK, description=f"{label} counter",
-                            style=_SLIDER_STYLE, layout=w.Layout(width="420px")),
+                            readout_format=",d", style=_SLIDER_STYLE, layout=w.Layout(width="420px")),
             )
 
         self.a_priority, self.a_counter = sliders("job A", a)
@@ -511,7 +511,8 @@ class BandsView(_View):
         self.jobs = w.IntSlider(value=jobs, min=10, max=5000, step=10, description="jobs",
                                 continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
         self.start = w.IntSlider(value=start, min=0, max=COUNTER_MASK - 5000, description="pc starts at",
-                                 continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
+                                 readout_format=",d", continuous_update=False, style=_SLIDER_STYLE,
+                                 layout=_WIDE)
         self.counts_label = w.HTML()
         self.counts: dict[int, int] = {}
         for slider in (self.tiers, self.jobs, self.start):
