@@ -316,8 +316,15 @@ class Scripts:
                 ctx, name, data, priority, custom[0] if custom else None, None))
         script = self._registered["addPrioritizedJob"]
         ids: list[str] = []
+        if not prepared:
+            return ids
+        client = self.client
+        if hasattr(client, "get_node_from_key"):
+            # A cluster pipeline refuses EVALSHA; every key of a queue lives in
+            # one slot, so pipeline on the node that owns it instead.
+            client = client.get_node_from_key(prepared[0][0][0]).redis_connection
         for start in range(0, len(prepared), chunk_size):
-            with self.client.pipeline(transaction=False) as pipe:
+            with client.pipeline(transaction=False) as pipe:
                 for keys, args in prepared[start:start + chunk_size]:
                     script(keys=keys, args=args, client=pipe)
                 ids.extend(pipe.execute())
