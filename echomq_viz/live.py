@@ -9,17 +9,35 @@ stored. The widgets call these methods, and so can a plain script.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
 from .keys import Keys, QueueContext
-from .score import TIER_SPAN, split_score
+from .score import TIER_SPAN, split_stored
 from .scripts import Job, Scripts
 from .server import connect
 
-__all__ = ["DEMO_PREFIX", "Entry", "Comparison", "Demo", "seeded_priorities"]
+__all__ = ["DEMO_PREFIX", "Entry", "Comparison", "Demo", "seeded_priorities", "past_the_limit_source"]
 
 DEMO_PREFIX = "viz-"
+
+# The one call in addPrioritizedJob-9.lua that enforces the priority limit.
+_LIMIT_CHECK = "checkPriority(ARGV[6], 1)"
+TEACHING_PRIORITY_CEILING = 2**32 - 1
+
+
+def past_the_limit_source(real_source: str) -> str:
+    """addPrioritizedJob-9's assembled source with only its priority limit
+    raised to 2**32 - 1: everything else is the real script, byte for byte.
+
+    For teaching what happens past 2**21 - 1; the normal API never uses it.
+    """
+    if real_source.count(_LIMIT_CHECK) != 1:
+        raise RuntimeError(f"addPrioritizedJob-9 no longer calls {_LIMIT_CHECK} exactly once")
+    return real_source.replace(
+        _LIMIT_CHECK, f"checkPriority(ARGV[6], 1, {TEACHING_PRIORITY_CEILING})"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,7 @@ class Demo:
         self.ctx = QueueContext(queue)
         self.client = client if client is not None else connect()
         self.scripts = Scripts(self.client)
+        self._past_the_limit = None  # registered on first teaching use
 
     @property
     def queue(self) -> str:
@@ -81,13 +100,34 @@ class Demo:
         Sets ``pc`` first, then runs ``addPrioritizedJob-9``.
         :returns: the job id and the score Redis stored for it.
         """
-        if isinstance(counter, bool) or not isinstance(counter, int):
-            raise TypeError(f"counter must be an int, got {type(counter).__name__} {counter!r}")
-        if not 0 <= counter < TIER_SPAN:
-            raise ValueError(f"counter must be in 0..{TIER_SPAN - 1:_} (2**32 - 1), got {counter:_}")
-        # INCR returns pc + 1; counter 0 is what INCR reaching 2**32 gives.
-        self.scripts.set_priority_counter(self.ctx, (counter or TIER_SPAN) - 1)
+        self._set_counter_for(counter)
         job_id = self.scripts.add_prioritized_job(self.ctx, name, data or {}, priority)
+        return job_id, self.stored_score(job_id)
+
+    def add_past_the_limit_for_teaching(
+        self, name: str, priority: int, counter: int | None = None
+    ) -> tuple[str, float]:
+        """TEACHING ONLY: add a job with a priority above 2**21 - 1.
+
+        Runs :func:`past_the_limit_source`, the real script with its limit
+        lifted, so the rounding that follows is the real Lua and Redis
+        arithmetic. ``counter`` sets ``pc`` first, as :meth:`add_at_counter`
+        does; None takes the next INCR.
+        :returns: the job id and the score Redis stored.
+        """
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError(f"priority must be an int, got {type(priority).__name__} {priority!r}")
+        if not 1 <= priority <= TEACHING_PRIORITY_CEILING:
+            raise ValueError(f"priority must be in 1..{TEACHING_PRIORITY_CEILING:_} (2**32 - 1), got {priority:_}")
+        if self._past_the_limit is None:
+            source = past_the_limit_source(self.scripts.sources["addPrioritizedJob"].source)
+            self._past_the_limit = self.client.register_script(source)
+        if counter is not None:
+            self._set_counter_for(counter)
+        keys = self.scripts.sources["addPrioritizedJob"].keys(self.ctx)
+        job_id = self._past_the_limit(
+            keys=keys, args=[Keys.base(self.ctx), "", name, int(time.time() * 1000), "{}", priority]
+        )
         return job_id, self.stored_score(job_id)
 
     def add(self, name: str, priority: int, data=None) -> str:
@@ -104,6 +144,19 @@ class Demo:
             self.ctx, [(f"{name}-{i}", {"i": i}, p) for i, p in enumerate(priorities)]
         )
 
+    def _set_counter_for(self, counter: int) -> None:
+        """Set ``pc`` so that the next ``INCR pc`` gives ``counter`` (mod 2**32)."""
+        if isinstance(counter, bool) or not isinstance(counter, int):
+            raise TypeError(f"counter must be an int, got {type(counter).__name__} {counter!r}")
+        if not 0 <= counter < TIER_SPAN:
+            raise ValueError(f"counter must be in 0..{TIER_SPAN - 1:_} (2**32 - 1), got {counter:_}")
+        # INCR returns pc + 1; counter 0 is what INCR reaching 2**32 gives.
+        self.scripts.set_priority_counter(self.ctx, (counter or TIER_SPAN) - 1)
+
+    def set_counter(self, value: int) -> None:
+        """Set ``pc`` itself: the next prioritized job gets ``value + 1``."""
+        self.scripts.set_priority_counter(self.ctx, value)
+
     # -- reading ---------------------------------------------------------------
 
     def stored_score(self, job_id: str) -> float:
@@ -114,7 +167,7 @@ class Demo:
 
     def entries(self) -> list[Entry]:
         """The prioritized set in pop order, each score split into its two keys."""
-        return [Entry(job_id, score, *split_score(score)) for job_id, score in self.scripts.prioritized(self.ctx)]
+        return [Entry(job_id, score, *split_stored(score)) for job_id, score in self.scripts.prioritized(self.ctx)]
 
     def waiting(self) -> list[str]:
         """Job ids on the wait list, next to be taken first."""

@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import Rectangle
 
-from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array
+from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
     "TIER_BITS_COLOR",
@@ -43,6 +43,9 @@ __all__ = [
     "Bands",
     "draw_bands",
     "update_bands",
+    "Frontier",
+    "draw_frontier",
+    "update_frontier",
     "draw_tier_boundary",
 ]
 
@@ -349,6 +352,55 @@ def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray, tiers: int)
         bands.note.set_text(f"{arr.size:,} jobs")
     else:
         bands.note.set_text(f"counters {lo:,}..{hi:,}")
+
+
+# -- the precision frontier (notebook 05) ----------------------------------------------
+
+
+@dataclass
+class Frontier:
+    exact_line: object
+    exact_points: object
+    rounded_points: object
+    title: object
+
+
+def draw_frontier(ax: Axes, priority: int, counters: Sequence[int]) -> Frontier:
+    """Counters against the low part of the score Redis stores for them.
+
+    Exact scores lie on the diagonal ``y = counter``; past 2**53 the stored
+    double rounds and the points fall onto a staircase: several counters,
+    one score.
+    """
+    (exact_line,) = ax.plot([], [], color="#999999", lw=1, ls="--", label="exact: score = p·2^32 + counter")
+    exact_points = ax.scatter(np.empty(0), np.empty(0), s=36, color="#1b7f3b", zorder=3,
+                              label="stored exactly")
+    rounded_points = ax.scatter(np.empty(0), np.empty(0), s=36, color="#b00020", marker="s",
+                                zorder=3, label="rounded by the double")
+    ax.set_xlabel("arrival counter (INCR pc)")
+    ax.set_ylabel("stored score − priority × 2^32")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    title = ax.set_title("", fontsize=10)
+    frontier = Frontier(exact_line, exact_points, rounded_points, title)
+    update_frontier(frontier, priority, counters)
+    return frontier
+
+
+def update_frontier(frontier: Frontier, priority: int, counters: Sequence[int]) -> None:
+    cs = np.asarray(counters, dtype=np.int64)
+    base = priority * TIER_SPAN
+    low = np.array([int(stored_score(priority, int(c))) - base for c in cs], dtype=np.int64)
+    exact = low == cs % TIER_SPAN
+    frontier.exact_line.set_data([cs.min(), cs.max()], [cs.min(), cs.max()])
+    frontier.exact_points.set_offsets(np.column_stack([cs[exact], low[exact]]))
+    frontier.rounded_points.set_offsets(np.column_stack([cs[~exact], low[~exact]]))
+    ax = frontier.exact_line.axes
+    lo, hi = int(min(cs.min(), low.min())), int(max(cs.max(), low.max()))
+    ax.set_xlim(cs.min() - 0.5, cs.max() + 0.5)
+    ax.set_ylim(lo - 1, hi + 1)
+    rounded = int((~exact).sum())
+    frontier.title.set_text(f"priority {priority:,}: {rounded} of {len(cs)} scores rounded")
 
 
 def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:

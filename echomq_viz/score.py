@@ -46,6 +46,7 @@ __all__ = [
     "MAX_SCORE",
     "priority_score",
     "split_score",
+    "split_stored",
     "stored_score",
     "is_exact",
     "tier_bounds",
@@ -115,6 +116,25 @@ def split_score(score: int | float) -> tuple[int, int]:
     s = int(score)
     if s < 0 or s > MAX_SCORE:
         raise ValueError(f"score must be in 0..{MAX_SCORE:_} (2**53 - 1), got {s:_}")
+    return s // TIER_SPAN, s % TIER_SPAN
+
+
+def split_stored(score: float) -> tuple[int, int]:
+    """Split any stored score, also one past 2**53, into ``(tier, low bits)``.
+
+    Unlike :func:`split_score` this accepts rounded scores from priorities
+    above :data:`PRIORITY_LIMIT`; their low part is then the *rounded*
+    counter, not necessarily the one ``INCR pc`` gave.
+
+    :param score: a whole, finite, non-negative int or float.
+    """
+    if isinstance(score, bool) or not isinstance(score, (numbers.Integral, float)):
+        raise TypeError(f"score must be an int or float, got {type(score).__name__} {score!r}")
+    if isinstance(score, float) and (not math.isfinite(score) or score != math.floor(score)):
+        raise ValueError(f"score must be a whole number, got {score!r}")
+    s = int(score)
+    if s < 0:
+        raise ValueError(f"score must be >= 0, got {s:_}")
     return s // TIER_SPAN, s % TIER_SPAN
 
 

@@ -26,10 +26,13 @@ from matplotlib.figure import Figure
 
 from . import plots
 from .live import Comparison, Demo, seeded_priorities
-from .score import COUNTER_MASK, TIER_SPAN, priority_score, split_score
+from .score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, split_score, stored_score
 from .scripts import LUA_DIR, Job, resolve_includes
 
-__all__ = ["HeroView", "ComparisonView", "ConsumeView", "BandsView", "show_lua", "one_line"]
+__all__ = [
+    "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView",
+    "show_lua", "one_line",
+]
 
 _SLIDER_STYLE = {"description_width": "90px"}
 _WIDE = w.Layout(width="620px")
@@ -562,6 +565,164 @@ class BandsView(_View):
     def _on_change(self, change=None) -> None:
         self.status.clear()
         self.refresh()
+
+
+# -- notebook 05: where exactness ends -----------------------------------------------------------
+
+FRONTIER_PRIORITIES = (
+    ("2^21 − 2", 2**21 - 2), ("2^21 − 1 (the limit)", 2**21 - 1), ("2^21", 2**21),
+    ("2^21 + 1", 2**21 + 1), ("2^22", 2**22), ("2^23", 2**23), ("2^24", 2**24),
+)
+
+
+def _collision_groups(scores: Sequence[float], labels: Sequence[object]) -> list[list[object]]:
+    """Labels grouped by equal score, only the groups of two or more."""
+    groups: dict[float, list[object]] = {}
+    for score, label in zip(scores, labels):
+        groups.setdefault(score, []).append(label)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+class FrontierView(_View):
+    """A priority slider across the 2**21 - 1 line that marks which of 16
+    consecutive counters keep an exact score; with a demo, the same 16 jobs
+    go through the real script (limit lifted, for teaching) and Redis pops them.
+    """
+
+    def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, first_counter: int = 4,
+                 width: int = 16) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.width = width
+        self.fig = _figure(7.2, 3.6)
+        ax = self.fig.add_axes((0.11, 0.14, 0.86, 0.76))
+        self.frontier = plots.draw_frontier(ax, priority, range(first_counter, first_counter + width))
+        self.priority = w.SelectionSlider(options=FRONTIER_PRIORITIES, value=priority,
+                                          description="priority", style=_SLIDER_STYLE, layout=_WIDE)
+        self.first_counter = w.IntSlider(value=first_counter, min=0, max=COUNTER_MASK - width,
+                                         description="first counter", readout_format=",d",
+                                         style=_SLIDER_STYLE, layout=_WIDE)
+        self.summary = w.HTML()
+        self.run_button = w.Button(description="Add these 16 jobs on Redis", icon="play",
+                                   disabled=demo is None, button_style="warning",
+                                   layout=w.Layout(width="260px"))
+        self.redis_result = w.HTML()
+        self.redis_text = ""
+        self.priority.observe(self._on_change, "value")
+        self.first_counter.observe(self._on_change, "value")
+        self.run_button.on_click(self._on_run)
+        self._redraw()
+        self.widget = w.VBox([self.priority, self.first_counter, self.fig.canvas, self.summary,
+                              w.HBox([self.run_button, self.redis_result]), self.status.widget])
+
+    def __repr__(self) -> str:
+        return f"FrontierView(priority={self.priority.value}, first_counter={self.first_counter.value})"
+
+    @property
+    def counters(self) -> range:
+        return range(self.first_counter.value, self.first_counter.value + self.width)
+
+    def summary_text(self) -> str:
+        """Which counters round and which share a stored score."""
+        p = self.priority.value
+        stored = [stored_score(p, c) for c in self.counters]
+        rounded = [c for c, s in zip(self.counters, stored) if not is_exact(p, c)]
+        groups = _collision_groups(stored, list(self.counters))
+        lines = [f"priority {p:,}: scores {'exact' if not rounded else 'ROUNDED for counters ' + ', '.join(map(str, rounded))}"]
+        lines += [f"counters {', '.join(map(str, g))} share the score {int(stored_score(p, g[0])):,}"
+                  for g in groups]
+        return "\n".join(lines)
+
+    def _redraw(self) -> None:
+        plots.update_frontier(self.frontier, self.priority.value, self.counters)
+        self.summary.value = f"<pre style='font-size:12px'>{html.escape(self.summary_text())}</pre>"
+        self.fig.canvas.draw_idle()
+
+    @_guarded
+    def _on_change(self, change=None) -> None:
+        self.status.clear()
+        self._redraw()
+
+    @_guarded
+    def _on_run(self, button=None) -> None:
+        self.run_on_redis()
+
+    def run_on_redis(self) -> list[str]:
+        """Empty the demo queue, add the 16 jobs through the real script with
+        its limit lifted (teaching only), drain it, and report the pop order.
+
+        :returns: the job ids in the order the consume script handed them out.
+        """
+        demo = self._require_demo()
+        with _busy(self.run_button):
+            demo.reset()
+            p = self.priority.value
+            demo.set_counter(self.first_counter.value - 1 if self.first_counter.value else COUNTER_MASK)
+            added = [demo.add_past_the_limit_for_teaching(f"arrival-{n}", p)[0]
+                     for n in range(self.width)]
+            order = [job.id for job in demo.drain()]
+        fifo = order == added
+        self.redis_text = (f"added {' '.join(added)}; Redis popped {' '.join(order)}: "
+                           f"{'first in, first out' if fifo else 'FIFO BROKEN'}")
+        colour = "#1b7f3b" if fifo else "#b00020"
+        self.redis_result.value = f"<span style='color:{colour}'>{html.escape(self.redis_text)}</span>"
+        return order
+
+
+class WrapView(_View):
+    """A queue that never empties: ``pc`` passes 2**32 and the counter part of
+    the score wraps to 0, so newer jobs jump ahead inside their tier."""
+
+    def __init__(self, demo: Demo, *, start: int = TIER_SPAN - 3, jobs: int = 6,
+                 priority: int = 3) -> None:
+        self.demo = demo
+        self.status = _Status()
+        self.jobs, self.job_priority = jobs, priority
+        self.fig = _figure(7.2, 1.6)
+        self.arrivals = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.55, 0.96, 0.3)), jobs,
+                                               "arrival order")
+        self.pops = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.05, 0.96, 0.3)), jobs,
+                                           "pop order (moveToActive-11)")
+        self.start = w.IntSlider(value=start, min=TIER_SPAN - 10, max=TIER_SPAN + 2,
+                                 description="pc starts at", readout_format=",d",
+                                 style=_SLIDER_STYLE, layout=_WIDE)
+        self.run_button = w.Button(description=f"Add {jobs} jobs, then drain", icon="play",
+                                   button_style="primary", layout=w.Layout(width="220px"))
+        self.table = w.HTML()
+        self.text = ""
+        self.run_button.on_click(self._on_run)
+        self.widget = w.VBox([self.start, self.run_button, self.fig.canvas, self.table,
+                              self.status.widget])
+
+    def __repr__(self) -> str:
+        return f"WrapView(start={self.start.value}, jobs={self.jobs})"
+
+    @_guarded
+    def _on_run(self, button=None) -> None:
+        self.status.clear()
+        self.run()
+
+    def run(self) -> list[str]:
+        """Set ``pc``, add the jobs one after another, drain; show both orders."""
+        with _busy(self.run_button):
+            self.demo.reset()
+            self.demo.set_counter(self.start.value)
+            added = [self.demo.add(f"arrival-{n}", self.job_priority) for n in range(self.jobs)]
+            entries = {e.job_id: e for e in self.demo.entries()}
+            popped = [job.id for job in self.demo.drain()]
+        rows = [f"{'job':>4}  {'INCR pc':>13}  {'counter part':>12}  {'score':>14}"]
+        for job_id in added:
+            e = entries[job_id]
+            incr = self.start.value + added.index(job_id) + 1
+            rows.append(f"{job_id:>4}  {incr:>13,}  {e.counter:>12,}  {int(e.score):>14,}")
+        rows.append(f"added:  {' '.join(added)}")
+        rows.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
+        self.text = "\n".join(rows)
+        self.table.value = f"<pre style='font-size:12px'>{html.escape(self.text)}</pre>"
+        plots.update_queue_strip(self.arrivals, [(j, self.job_priority) for j in added])
+        plots.update_queue_strip(self.pops, [(j, self.job_priority) for j in popped])
+        self.fig.canvas.draw_idle()
+        return popped
 
 
 # -- showing the Lua --------------------------------------------------------------------------

@@ -30,9 +30,7 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 --- @include "includes/checkJobArgs"
 --- @include "includes/nextJobId"
 --- @include "includes/storeJob"
---- @include "includes/getPriorityScore"
---- @include "includes/isQueuePaused"
---- @include "includes/addBaseMarkerIfNeeded"
+--- @include "includes/addJobWithPriority"
 
 local priority, priorityError = checkPriority(ARGV[6], 1)
 if not priority then
@@ -48,9 +46,6 @@ if exists then
   return jobId
 end
 storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
-
-local score = getPriorityScore(priority, priorityCounterKey)
-rcall("ZADD", prioritizedKey, score, jobId)
-addBaseMarkerIfNeeded(markerKey, isQueuePaused(metaKey))
+addJobWithPriority(markerKey, metaKey, prioritizedKey, priorityCounterKey, priority, jobId)
 rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "waiting", "jobId", jobId)
 return jobId
