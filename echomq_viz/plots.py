@@ -31,9 +31,11 @@ __all__ = [
     "BitStrip",
     "draw_bit_strip",
     "update_bit_strip",
+    "strip_artists",
     "Staircase",
     "draw_staircase",
     "update_staircase",
+    "staircase_artists",
     "ScorePair",
     "draw_score_pair",
     "update_score_pair",
@@ -71,30 +73,31 @@ def format_hex(score: int) -> str:
 # -- the 64-bit strip -------------------------------------------------------------
 
 # Strip cell codes: tier bit 0/1, counter bit 0/1, bits a double cannot reach.
-_STRIP_CMAP = ListedColormap(["#c9d9ee", TIER_BITS_COLOR, "#fbe0c3", COUNTER_BITS_COLOR, "#eeeeee"])
+_STRIP_CMAP = ListedColormap(
+    ["#c9d9ee", TIER_BITS_COLOR, "#fbe0c3", COUNTER_BITS_COLOR, "#eeeeee", "white"])
+_CELL = 8  # image columns per bit: 7 of colour and a white gap, so cells stay apart
 
 
 @dataclass
 class BitStrip:
     image: object
-    bit_texts: list
-    caption: object
 
 
 def _strip_codes(score: int) -> np.ndarray:
     bits = np.array([(score >> (63 - i)) & 1 for i in range(64)])
     codes = np.where(np.arange(64) < 32, bits, bits + 2)
     beyond = np.arange(64) < 64 - 53  # positions of bits 63..53
-    return np.where(beyond & (bits == 0), 4, codes)[np.newaxis, :]
+    cells = np.repeat(np.where(beyond & (bits == 0), 4, codes), _CELL)
+    cells[_CELL - 1::_CELL] = 5
+    return cells[np.newaxis, :]
 
 
 def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
-    """Draw the score's 64 bits: tier half in blue, counter half in orange."""
-    score = priority_score(priority, counter)
-    image = ax.imshow(_strip_codes(score), cmap=_STRIP_CMAP, vmin=0, vmax=4, aspect="auto",
-                      extent=(-0.5, 63.5, 0, 1), interpolation="nearest")
-    texts = [ax.text(i, 0.5, "", ha="center", va="center", fontsize=6.5, family="monospace")
-             for i in range(64)]
+    """Draw the score's 64 bits as cells, dark for 1 and light for 0: the tier
+    half in blue, the counter half in orange, bits 63..53 (past a double's
+    exact range) in grey. One image, so an update is one ``set_data``."""
+    image = ax.imshow(_strip_codes(priority_score(priority, counter)), cmap=_STRIP_CMAP, vmin=0,
+                      vmax=5, aspect="auto", extent=(-0.5, 63.5, 0, 1), interpolation="nearest")
     ax.axvline(31.5, color="black", lw=2)
     ax.axvline(10.5, color="#888888", lw=1, ls=":")  # bits 63..53: past a double's 53 exact bits
     ax.set_xlim(-0.5, 63.5)
@@ -105,24 +108,20 @@ def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
     labels[2].set_horizontalalignment("right")
     labels[3].set_horizontalalignment("left")
     ax.text(5, -0.55, "beyond 2^53", ha="center", va="top", fontsize=7, color="#888888")
-    ax.text(15.5, 1.08, "high 32 bits: priority (tier)", ha="center", va="bottom",
-            color=TIER_BITS_COLOR, fontsize=9, transform=ax.transData)
+    ax.text(21, 1.08, "high 32 bits: priority (tier)", ha="center", va="bottom",
+            color=TIER_BITS_COLOR, fontsize=9)
     ax.text(47.5, 1.08, "low 32 bits: arrival counter", ha="center", va="bottom",
-            color=COUNTER_BITS_COLOR, fontsize=9, transform=ax.transData)
-    caption = ax.text(47.5, -0.55, "", ha="center", va="top", fontsize=9, family="monospace")
-    strip = BitStrip(image, texts, caption)
-    update_bit_strip(strip, priority, counter)
-    return strip
+            color=COUNTER_BITS_COLOR, fontsize=9)
+    return BitStrip(image)
 
 
 def update_bit_strip(strip: BitStrip, priority: int, counter: int) -> None:
-    score = priority_score(priority, counter)
-    strip.image.set_data(_strip_codes(score))
-    for i, text in enumerate(strip.bit_texts):
-        bit = (score >> (63 - i)) & 1
-        text.set_text(str(bit))
-        text.set_color("white" if bit else "#555555")
-    strip.caption.set_text(f"{score:,} = {format_hex(score)}")
+    strip.image.set_data(_strip_codes(priority_score(priority, counter)))
+
+
+def strip_artists(strip: BitStrip) -> list:
+    """The artists an update changes (for blitting)."""
+    return [strip.image]
 
 
 # -- the staircase (hero figure) ------------------------------------------------------
@@ -133,8 +132,6 @@ class Staircase:
     bars: list
     marker: object
     jump: object
-    jump_label: object
-    title: object
     priorities: range
 
 
@@ -153,37 +150,35 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
         ax.add_patch(bar)
         bars.append(bar)
     (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
-    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0),
+    jump = ax.annotate("+1 priority = +0x100000000", xy=(0, 0), xytext=(0, 0), color=TIER_BITS_COLOR,
+                       fontsize=9, ha="left", va="top",
                        arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR))
-    jump_label = ax.text(0, 0, "", color=TIER_BITS_COLOR, fontsize=9, va="center")
     ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
     ax.set_ylim(priorities.start - 0.15, priorities.stop + 0.35)
     ax.set_xticks(list(priorities))
     ax.set_xlabel("priority (lower runs first)")
     ax.set_ylabel("score / 0x100000000")
     ax.grid(axis="y", alpha=0.3)
-    title = ax.set_title("", fontsize=10)
-    stairs = Staircase(bars, marker, jump, jump_label, title, priorities)
+    ax.set_title("each bar: one tier's whole counter range; the dot: this job", fontsize=10)
+    stairs = Staircase(bars, marker, jump, priorities)
     update_staircase(stairs, priority, counter)
     return stairs
 
 
 def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
-    score = priority_score(priority, counter)
-    y = score / TIER_SPAN
+    y = priority_score(priority, counter) / TIER_SPAN
     stairs.marker.set_data([priority], [y])
     for p, bar in zip(stairs.priorities, stairs.bars):
         bar.set_alpha(0.8 if p == priority else 0.3)
     nxt = priority + 1
-    show_jump = nxt < stairs.priorities.stop
-    stairs.jump.set_visible(show_jump)
-    stairs.jump_label.set_visible(show_jump)
-    if show_jump:
-        stairs.jump.xy = (nxt, y + 1)
-        stairs.jump.set_position((priority, y))
-        stairs.jump_label.set_position((priority + 0.55, y + 0.2))
-        stairs.jump_label.set_text("+1 priority\n= +0x100000000")
-    stairs.title.set_text(f"priority {priority}, counter {counter % TIER_SPAN:,}: score {score:,}")
+    stairs.jump.set_visible(nxt < stairs.priorities.stop)
+    stairs.jump.xy = (nxt, y + 1)  # the arrow head: the same counter, one tier up
+    stairs.jump.set_position((priority + 0.12, y - 0.12))
+
+
+def staircase_artists(stairs: Staircase) -> list:
+    """The artists an update changes (for blitting)."""
+    return [*stairs.bars, stairs.jump, stairs.marker]
 
 
 # -- two scores side by side (comparison) ------------------------------------------

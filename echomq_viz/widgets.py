@@ -111,6 +111,53 @@ def _busy(*controls: w.Widget) -> Iterator[None]:
             control.disabled = False
 
 
+class _Blitter:
+    """Redraw only the artists that move, on a cached background.
+
+    Matplotlib's blitting recipe on an ipympl canvas: the moving artists are
+    marked animated (a full draw skips them), the rest is drawn once and kept
+    as a background; an update restores it, draws the moving artists and
+    sends the changed pixels. Any full draw (first display, resize) refreshes
+    the background.
+    """
+
+    def __init__(self, figure: Figure, artists: Sequence) -> None:
+        self.figure, self.artists = figure, list(artists)
+        self.background = None
+        for artist in self.artists:
+            artist.set_animated(True)
+        figure.canvas.mpl_connect("draw_event", self._on_draw)
+        figure.canvas.draw()  # a background to blit on from the first move
+
+    def _on_draw(self, event=None) -> None:
+        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self._draw_artists()
+
+    def _draw_artists(self) -> None:
+        for artist in self.artists:
+            self.figure.draw_artist(artist)
+
+    def update(self) -> None:
+        canvas = self.figure.canvas
+        if self.background is None:
+            canvas.draw_idle()
+            return
+        canvas.restore_region(self.background)
+        self._draw_artists()
+        canvas.blit(self.figure.bbox)
+
+    @contextlib.contextmanager
+    def all_drawn(self) -> Iterator[None]:
+        """Draw the animated artists too, e.g. for savefig."""
+        for artist in self.artists:
+            artist.set_animated(False)
+        try:
+            yield
+        finally:
+            for artist in self.artists:
+                artist.set_animated(True)
+
+
 class _View:
     """Displays as its widget tree, with a short deterministic text repr."""
 
@@ -126,7 +173,9 @@ class _View:
             return bundle
         # A still of the figure for readers without a kernel (GitHub, nbviewer).
         buffer = io.BytesIO()
-        self.fig.savefig(buffer, format="png")
+        blitter = getattr(self, "blitter", None)
+        with blitter.all_drawn() if blitter else contextlib.nullcontext():
+            self.fig.savefig(buffer, format="png")
         bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
         return bundle
 
@@ -146,19 +195,25 @@ def _score_html(priority: int, counter: int) -> str:
     hex_text = plots.format_hex(score)
     hex_html = (f"0x<span style='color:{plots.TIER_BITS_COLOR}'>{hex_text[2:10]}</span>_"
                 f"<span style='color:{plots.COUNTER_BITS_COLOR}'>{hex_text[11:]}</span>")
+    bits = format(score, "064b")
+    bits_html = (f"<span style='color:{plots.TIER_BITS_COLOR}'>{bits[:32]}</span> "
+                 f"<span style='color:{plots.COUNTER_BITS_COLOR}'>{bits[32:]}</span>")
     return (
         "<div style='font-family:monospace; font-size:13px; line-height:1.5'>"
         f"score = {tier} &times; 0x100000000 + {count}<br>"
         f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= <b>{score:,}</b><br>"
-        f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= {hex_html}</div>"
+        f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= {hex_html}<br>"
+        f"&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;= {bits_html}</div>"
     )
 
 
 def _score_text(priority: int, counter: int) -> str:
     score = priority_score(priority, counter)
+    bits = format(score, "064b")
     return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN:,}\n"
             f"      = {score:,}\n"
-            f"      = {plots.format_hex(score)}")
+            f"      = {plots.format_hex(score)}\n"
+            f"      = {bits[:32]} {bits[32:]}")
 
 
 # -- notebook 01: the hero figure ---------------------------------------------------
@@ -198,6 +253,8 @@ class HeroView(_View):
         self.priority.observe(self._on_change, "value")
         self.counter.observe(self._on_change, "value")
         self.live.observe(self._on_live, "value")
+        self.blitter = _Blitter(self.fig, [*plots.staircase_artists(self.stairs),
+                                           *plots.strip_artists(self.strip)])
         self._redraw()
         self.widget = w.VBox([
             self.priority, w.HBox([self.counter, self.counter_box]), self.readout,
@@ -223,7 +280,7 @@ class HeroView(_View):
         plots.update_staircase(self.stairs, p, c)
         plots.update_bit_strip(self.strip, p, c)
         self.readout.value = _score_html(p, c)
-        self.fig.canvas.draw_idle()
+        self.blitter.update()
 
     @_guarded
     def _on_change(self, change=None) -> None:
