@@ -187,10 +187,7 @@ class Demo:
 
     def drain(self, token: str = "viz-worker") -> list[Job]:
         """Take every job, in the order the consume script hands them out."""
-        taken = []
-        while (job := self.pop(token)) is not None:
-            taken.append(job)
-        return taken
+        return self.scripts.drain(self.ctx, token, 60_000)
 
     def compare(self, a: tuple[int, int], b: tuple[int, int]) -> Comparison:
         """Empty the queue, add job A and job B at the given ``(priority,

@@ -206,6 +206,20 @@ class Job:
         return None if self.score is None else split_score(self.score)[1]
 
 
+def _job_from_reply(reply: Sequence[Any]) -> Job:
+    """A Job from moveToActive-11's reply ``{id, score or nil, flat hash}``."""
+    job_id, score, flat = reply
+    fields = dict(zip(flat[::2], flat[1::2]))
+    return Job(
+        id=job_id,
+        name=fields.get("name", ""),
+        data=json.loads(fields.get("data", "null")),
+        priority=int(fields.get("priority", 0)),
+        score=None if score is None else float(score),
+        fields=fields,
+    )
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"job name must be a str, got {type(name).__name__} {name!r}")
@@ -355,18 +369,31 @@ class Scripts:
         ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
         keys = self.sources["moveToActive"].keys(ctx)
         reply = self._registered["moveToActive"](keys=keys, args=[Keys.base(ctx), ts, token, lock_ms])
-        if not reply:
-            return None
-        job_id, score, flat = reply
-        fields = dict(zip(flat[::2], flat[1::2]))
-        return Job(
-            id=job_id,
-            name=fields.get("name", ""),
-            data=json.loads(fields.get("data", "null")),
-            priority=int(fields.get("priority", 0)),
-            score=None if score is None else float(score),
-            fields=fields,
-        )
+        return _job_from_reply(reply) if reply else None
+
+    def drain(self, ctx: QueueContext, token: str, lock_ms: int = 30_000, *,
+              batch_size: int = 1000) -> list[Job]:
+        """Run ``moveToActive-11`` until it finds nothing, ``batch_size`` calls
+        per pipeline round trip; return the jobs in the order handed out."""
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"lock token must be a non-empty str, got {token!r}")
+        _check_positive_int("lock_ms", lock_ms)
+        _check_positive_int("batch_size", batch_size)
+        script = self._registered["moveToActive"]
+        keys = self.sources["moveToActive"].keys(ctx)
+        client = self.client
+        if hasattr(client, "get_node_from_key"):  # see add_prioritized_jobs
+            client = client.get_node_from_key(keys[0]).redis_connection
+        taken: list[Job] = []
+        while True:
+            with client.pipeline(transaction=False) as pipe:
+                for _ in range(batch_size):
+                    script(keys=keys, args=[Keys.base(ctx), _now_ms(), token, lock_ms], client=pipe)
+                replies = pipe.execute()
+            for reply in replies:
+                if not reply:
+                    return taken
+                taken.append(_job_from_reply(reply))
 
     # -- changing and counting --------------------------------------------------
 

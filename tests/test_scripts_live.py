@@ -256,3 +256,15 @@ def test_scripts_survive_a_script_cache_flush(scripts, ctx, r):
     assert scripts.add_prioritized_job(ctx, "b", {}, 1) == "2"  # NOSCRIPT -> load -> EVALSHA
     sha = scripts._registered["addPrioritizedJob"].sha
     assert r.script_exists(sha) == [True]
+
+
+def test_pipelined_drain_matches_one_by_one(scripts, ctx, r):
+    rng = random.Random(5)
+    priorities = [rng.randint(1, 4) for _ in range(250)]
+    scripts.add_prioritized_jobs(ctx, [("j", {}, p) for p in priorities])
+    scripts.add_standard_job(ctx, "w", {})
+    taken = scripts.drain(ctx, "t", batch_size=64)  # several round trips, the last one overshoots
+    expected = ["251"] + [str(i + 1) for i in sorted(range(250), key=lambda i: (priorities[i], i))]
+    assert [job.id for job in taken] == expected
+    assert not r.exists(Keys.pc(ctx)) and r.llen(Keys.active(ctx)) == 251
+    assert scripts.drain(ctx, "t") == []
