@@ -176,6 +176,14 @@ def _integer_array(name: str, values: object) -> np.ndarray:
     return arr
 
 
+def _as_uint64(arr: np.ndarray) -> np.ndarray:
+    """A non-negative integer array as uint64, without a copy when it is
+    already 64 bits wide (callers check the sign first)."""
+    if arr.dtype.itemsize == 8:
+        return arr.view(np.uint64)
+    return arr.astype(np.uint64)
+
+
 def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
     """Vectorised :func:`priority_score`: exact ``uint64`` scores, no float detour.
 
@@ -192,7 +200,12 @@ def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
         )
     if c.size and c.min() < 0:
         raise ValueError(f"counters must be >= 0, got {int(c.min()):_}")
-    return (p.astype(np.uint64) << np.uint64(32)) | (c.astype(np.uint64) & np.uint64(COUNTER_MASK))
+    high = np.left_shift(_as_uint64(p), np.uint64(32))
+    low = np.bitwise_and(_as_uint64(c), np.uint64(COUNTER_MASK))
+    if isinstance(high, np.ndarray) and high.shape == np.broadcast(high, low).shape:
+        high |= low  # in place: no third array of the full size
+        return high
+    return np.asarray(high | low)
 
 
 def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:

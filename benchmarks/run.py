@@ -1,0 +1,319 @@
+"""Measure what a person waits for, in one run on this machine.
+
+    python benchmarks/run.py            # everything it can measure here
+    python benchmarks/run.py --quick    # smaller sizes, for a smoke run
+
+Prints a table and writes benchmarks/results.json. A figure that cannot be
+measured here (no redis-benchmark, no Chromium) is written as null with the
+reason, never guessed. Timed figures live only here, never in the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from echomq_viz import plots  # noqa: E402
+from echomq_viz.keys import Keys, QueueContext  # noqa: E402
+from echomq_viz.live import Demo  # noqa: E402
+from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
+from echomq_viz.scripts import Scripts  # noqa: E402
+from echomq_viz.server import RedisServer  # noqa: E402
+
+GOALS = {
+    "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
+    "slider_naive_ratio": (">=", 8), "browser_readout_p50_ms": ("<=", 50),
+    "browser_figure_p50_ms": ("<=", 100), "add_vs_redis_benchmark": (">=", 0.6),
+    "drain_vs_redis_benchmark": (">=", 0.6), "score_pairs_per_s": (">=", 200e6),
+    "bands_1m_draw_s": ("<=", 1.0), "test_suite_s": ("<=", 300),
+}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples), q))
+
+
+# -- the hero slider in the kernel -----------------------------------------------------------
+
+
+def bench_slider(moves: int) -> dict:
+    from echomq_viz.widgets import HeroView, _figure
+
+    hero = HeroView(None)
+    hero.fig.canvas.syncing_data_url = False  # as once a front-end has connected
+    rng = np.random.default_rng(1)
+    counters = rng.integers(0, COUNTER_MASK, moves)
+    times = []
+    for counter in counters:  # one slider move: score, artists, draw, send
+        start = time.perf_counter()
+        hero.counter.value = int(counter)
+        times.append((time.perf_counter() - start) * 1000)
+
+    def naive(priority: int, counter: int) -> None:
+        # The same view re-created from scratch on every move.
+        fig = _figure(8.4, 4.6)
+        fig.canvas.syncing_data_url = False
+        grid = fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.6,
+                                left=0.08, right=0.98, top=0.93, bottom=0.13)
+        plots.draw_staircase(fig.add_subplot(grid[0]), range(1, 7), priority, counter)
+        plots.draw_bit_strip(fig.add_subplot(grid[1]), priority, counter)
+        fig.canvas.draw()
+
+    naive_times = []
+    for counter in counters[: max(10, moves // 10)]:
+        start = time.perf_counter()
+        naive(1, int(counter))
+        naive_times.append((time.perf_counter() - start) * 1000)
+    p50 = percentile(times, 50)
+    return {
+        "slider_update_p50_ms": round(p50, 2),
+        "slider_update_p95_ms": round(percentile(times, 95), 2),
+        "slider_naive_p50_ms": round(percentile(naive_times, 50), 2),
+        "slider_naive_ratio": round(percentile(naive_times, 50) / p50, 2),
+    }
+
+
+# -- Redis throughput against redis-benchmark ------------------------------------------------
+
+
+def _redis_benchmark_rate(server: RedisServer, argv: list[str], count: int) -> float:
+    tool = shutil.which("redis-benchmark")
+    start = time.perf_counter()
+    subprocess.run([tool, "-s", server.socket_path, "-n", str(count), "-c", "1", "-P", "1000", "-q", *argv],
+                   check=True, capture_output=True, text=True)
+    return count / (time.perf_counter() - start)
+
+
+def bench_redis(jobs: int) -> dict:
+    if not shutil.which("redis-benchmark"):
+        return {"add_vs_redis_benchmark": None, "drain_vs_redis_benchmark": None,
+                "redis_note": "redis-benchmark not on PATH (Debian: apt-get install redis-tools)"}
+    priorities = np.random.default_rng(2).integers(1, 10, jobs).tolist()
+    with RedisServer() as server:
+        scripts = Scripts(server.client())
+        ours, theirs = QueueContext("bench-ours"), QueueContext("bench-theirs")
+        # ours: the package's pipelined add and drain
+        start = time.perf_counter()
+        scripts.add_prioritized_jobs(ours, [("bench", {}, p) for p in priorities])
+        add_rate = jobs / (time.perf_counter() - start)
+        start = time.perf_counter()
+        drained = scripts.drain(ours, "bench")
+        drain_rate = jobs / (time.perf_counter() - start)
+        assert len(drained) == jobs
+        # theirs: redis-benchmark sending EVALSHA of the same scripts, same server
+        add_sha = scripts._registered["addPrioritizedJob"].sha
+        move_sha = scripts._registered["moveToActive"].sha
+        scripts.client.script_load(scripts.sources["addPrioritizedJob"].source)
+        scripts.client.script_load(scripts.sources["moveToActive"].source)
+        add_keys = scripts.sources["addPrioritizedJob"].keys(theirs)
+        bench_add = _redis_benchmark_rate(server, [
+            "EVALSHA", add_sha, "9", *add_keys, Keys.base(theirs), "", "bench",
+            str(int(time.time() * 1000)), "{}", "5"], jobs)
+        move_keys = scripts.sources["moveToActive"].keys(theirs)
+        bench_drain = _redis_benchmark_rate(server, [
+            "EVALSHA", move_sha, "11", *move_keys, Keys.base(theirs),
+            str(int(time.time() * 1000)), "bench", "30000"], jobs)
+        assert scripts.client.zcard(Keys.prioritized(theirs)) == 0  # it really drained
+    return {
+        "add_jobs_per_s": round(add_rate), "redis_benchmark_add_per_s": round(bench_add),
+        "add_vs_redis_benchmark": round(add_rate / bench_add, 3),
+        "drain_jobs_per_s": round(drain_rate), "redis_benchmark_drain_per_s": round(bench_drain),
+        "drain_vs_redis_benchmark": round(drain_rate / bench_drain, 3),
+    }
+
+
+# -- numpy scores and the bands view with a million jobs -------------------------------------
+
+
+def bench_scores(pairs: int) -> dict:
+    rng = np.random.default_rng(3)
+    priorities = rng.integers(0, 2**21, pairs, dtype=np.int64)
+    counters = rng.integers(0, 2**40, pairs, dtype=np.int64)
+    priority_scores_array(priorities[:1000], counters[:1000])  # warm up
+    start = time.perf_counter()
+    scores = priority_scores_array(priorities, counters)
+    elapsed = time.perf_counter() - start
+    sample = rng.integers(0, pairs, 10_000)
+    exact = all(int(scores[i]) == priority_score(int(priorities[i]), int(counters[i])) for i in sample)
+    return {"score_pairs_per_s": round(pairs / elapsed), "score_sample_exact": exact}
+
+
+def bench_bands(jobs: int) -> dict:
+    from echomq_viz.widgets import BandsView
+
+    with RedisServer() as server:
+        demo = Demo("viz-bench-bands", client=server.client())
+        view = BandsView(demo, tiers=8, jobs=10, start=0)
+        demo.reset()
+        priorities = np.random.default_rng(4).integers(1, 9, jobs).tolist()
+        start = time.perf_counter()
+        demo.add_batch(priorities)
+        fill_s = time.perf_counter() - start
+        view.fig.canvas.syncing_data_url = False
+        start = time.perf_counter()
+        scores = [e.score for e in demo.entries()]
+        read_s = time.perf_counter() - start
+        start = time.perf_counter()
+        plots.update_bands(view.close_up, scores, 8)
+        plots.update_bands(view.full, scores, 8)
+        view.fig.canvas.draw()
+        draw_s = time.perf_counter() - start
+    return {"bands_jobs": jobs, "bands_1m_fill_s": round(fill_s, 2), "bands_1m_read_s": round(read_s, 2),
+            "bands_1m_draw_s": round(draw_s, 3)}
+
+
+# -- the browser: keypress to readout and to figure ----------------------------------------
+
+
+BROWSER_PROBE = """
+async ([rounds]) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const slider = panel.querySelectorAll('.widget-slider')[1];  // the counter slider
+  const handle = slider.querySelector('.noUi-handle');
+  const readout = slider.querySelector('.widget-readout');
+  const canvas = panel.querySelector('.jupyter-matplotlib-canvas-div canvas');
+  const ctx = canvas.getContext('2d');
+  const sig = () => { const d = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+                      let h = 0; for (let i = 0; i < d.length; i += 97) h = (h * 31 + d[i]) | 0; return h; };
+  const out = [];
+  for (let r = 0; r < rounds; r++) {
+    const text0 = readout.textContent, img0 = sig();
+    handle.focus();
+    const t0 = performance.now();
+    handle.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
+    let tr = null, tf = null;
+    while ((tr === null || tf === null) && performance.now() - t0 < 3000) {
+      await new Promise(requestAnimationFrame);
+      if (tr === null && readout.textContent !== text0) tr = performance.now() - t0;
+      if (tf === null && sig() !== img0) tf = performance.now() - t0;
+    }
+    out.push([tr, tf]);
+    await new Promise(res => setTimeout(res, 150));
+  }
+  return out;
+}
+"""
+
+
+def bench_browser(rounds: int) -> dict:
+    chromium = "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if sync_playwright is None or not os.path.exists(chromium):
+        return {"browser_readout_p50_ms": None, "browser_figure_p50_ms": None,
+                "browser_note": "needs playwright and Debian's chromium"}
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = "bench"
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "echomq_viz", "lab", "--no-browser", "--port", str(port),
+         f"--ServerApp.token={token}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api?token={token}", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/01-one-score-two-keys.ipynb?token={token}")
+            page.wait_for_selector("#jp-main-statusbar >> text=| Idle", timeout=60_000)
+            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+            page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+            page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jupyter-matplotlib-canvas-div canvas",
+                                   timeout=60_000)
+            page.wait_for_selector("#jp-main-statusbar >> text=| Idle", timeout=60_000)
+            page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .widget-slider").nth(1).scroll_into_view_if_needed()
+            time.sleep(2)
+            samples = page.evaluate(BROWSER_PROBE, [rounds])
+            browser.close()
+    finally:
+        lab.terminate()
+        lab.wait(30)
+    readout = [r for r, _ in samples if r is not None]
+    figure = [f for _, f in samples if f is not None]
+    return {
+        "browser_readout_p50_ms": round(percentile(readout, 50), 1) if readout else None,
+        "browser_figure_p50_ms": round(percentile(figure, 50), 1) if figure else None,
+        "browser_rounds": rounds, "browser_missed": sum(1 for r, f in samples if r is None or f is None),
+    }
+
+
+# -- the whole test suite ------------------------------------------------------------------------
+
+
+def bench_test_suite() -> dict:
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
+                         capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    tail = (run.stdout.strip().splitlines() or [""])[-1]
+    return {"test_suite_s": round(elapsed, 1), "test_suite_result": re.sub(r"\x1b\[[0-9;]*m", "", tail),
+            "test_suite_exit": run.returncode}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["browser", "redis", "bands", "tests"],
+                        help="parts to leave out")
+    args = parser.parse_args()
+    quick = args.quick
+    results: dict = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpu",
+                     "python": platform.python_version(), "quick": quick,
+                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    results.update(bench_slider(60 if quick else 300))
+    results.update(bench_scores(1_000_000 if quick else 10_000_000))
+    if "redis" not in args.skip:
+        results.update(bench_redis(10_000 if quick else 100_000))
+    if "bands" not in args.skip:
+        results.update(bench_bands(50_000 if quick else 1_000_000))
+    if "browser" not in args.skip:
+        results.update(bench_browser(10 if quick else 40))
+    if "tests" not in args.skip:
+        results.update(bench_test_suite())
+    out = Path(__file__).with_name("results.json")
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        goal = GOALS.get(key)
+        verdict = ""
+        if goal and isinstance(value, (int, float)) and not isinstance(value, bool):
+            op, target = goal
+            met = value <= target if op == "<=" else value >= target
+            verdict = f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
+        elif goal:
+            verdict = "  not measured here"
+        print(f"{key:<{width}}  {value}{verdict}")
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,510 @@
+"""The read-only queue inspector on real redis-server processes (6.2 and 7.x).
+
+Queues are built either through our real scripts or, for broken states, by
+writing the keys directly (the test writes, never the inspector). Expected
+tiers, counters and orders are derived from the inputs here, with plain
+Python ints, not from :mod:`echomq_viz.score` (whose ``stored_score`` is only
+used to write the doubles Lua would, and is itself checked against the rule
+from PROTOCOL.md). The 100,000-job test runs as an ACL user limited to read
+commands and proves the server saw no write at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import random
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from echomq_viz.inspect import QueueReport, decode_scores, inspect_queue
+from echomq_viz.keys import Keys, QueueContext
+from echomq_viz.score import PRIORITY_LIMIT, priority_scores_array, stored_score
+
+try:
+    import bullmq
+except ImportError as exc:  # pragma: no cover - exercised only when missing
+    bullmq = None
+    BULLMQ_MISSING = f"the stock BullMQ client is a test dependency: `pip install bullmq` ({exc})"
+else:
+    BULLMQ_MISSING = ""
+
+SPAN = 2**32  # written out here rather than imported: expectations stay independent
+BIG = 100_000
+BATCH = 10_000
+READ_COMMANDS = {  # every command the inspector (and redis-py's handshake) may send
+    "type", "exists", "zcard", "zrangebyscore", "get", "llen", "hget", "ping", "hello", "auth",
+    "client",
+}
+
+
+def tagged(ctx: QueueContext) -> str:
+    """The queue name as it appears in the keys: ``{Q}``."""
+    return "{" + ctx.queue + "}"
+
+
+def line(report: QueueReport, start: str) -> str:
+    """The one finding that starts with ``start``."""
+    hits = [f for f in report.findings if f.startswith(start)]
+    assert len(hits) == 1, f"expected one finding starting {start!r}, got {report.findings}"
+    return hits[0]
+
+
+def expected_order(priorities: list[int]) -> list[int]:
+    """Arrival numbers (1-based) in pop order: priority first, then arrival."""
+    return sorted(range(1, len(priorities) + 1), key=lambda k: (priorities[k - 1], k))
+
+
+def write_job(r, base: str, job_id: str, score: float, priority: object) -> None:
+    """A prioritized job written by hand: set member plus job hash."""
+    r.zadd(base + "prioritized", {job_id: score})
+    r.hset(base + job_id, mapping={"name": "hand", "priority": str(priority)})
+
+
+# -- a clean queue ---------------------------------------------------------------------
+
+
+def test_clean_queue_from_our_scripts_decodes_exactly(r, scripts, ctx, redis_server):
+    rng = random.Random(4261)
+    priorities = [rng.choice([1, 2, 3, 7, PRIORITY_LIMIT]) for _ in range(60)]
+    ids = scripts.add_prioritized_jobs(ctx, [(f"j{k}", {"k": k}, p) for k, p in enumerate(priorities)])
+    scripts.add_standard_job(ctx, "no-priority", {})
+    assert ids == [str(k) for k in range(1, 61)]  # fresh queue: INCR id and INCR pc both give k
+
+    calls: list[tuple[int, int]] = []
+    report = inspect_queue(r, tagged(ctx), chunk_size=7, progress=lambda d, t: calls.append((d, t)))
+
+    order = expected_order(priorities)
+    assert list(report.job_ids) == [str(k) for k in order]
+    assert report.tiers.tolist() == [priorities[k - 1] for k in order]
+    assert report.counters.tolist() == order  # counter k for the k-th add
+    assert report.scores.dtype == np.float64
+    assert [int(s) for s in report.scores] == [priorities[k - 1] * SPAN + k for k in order]
+    assert report.tiers.dtype == np.int64 and report.counters.dtype == np.int64
+    assert dict(report.tier_counts) == dict(sorted(Counter(priorities).items()))
+    assert list(report.tier_counts) == sorted(set(priorities))
+    assert (report.total, report.wait_length, report.pc) == (60, 1, 60)
+    assert report.max_tier == PRIORITY_LIMIT
+    assert report.keys["prioritized"] == Keys.prioritized(ctx) and report.keys["pc"] == Keys.pc(ctx)
+    assert report.findings == [] and report.clean
+    assert report.collisions == () and report.priority_mismatches == () and report.missing_priority == ()
+    assert calls == [(d, 60) for d in (7, 14, 21, 28, 35, 42, 49, 56, 60)]
+
+    summary = report.summary()
+    assert summary.splitlines()[0].startswith(f"queue {Keys.base(ctx)}  prioritized: 60 jobs in 5 tiers")
+    assert "wait: 1 jobs" in summary and "findings: none" in summary
+    assert f"pc: 60 (counter 60; {SPAN - 60:,} adds until it wraps to 0)" in summary
+    assert summary == inspect_queue(r, tagged(ctx)).summary()  # deterministic
+
+    # The same queue through a QueueContext, and through a client returning bytes.
+    via_ctx = inspect_queue(r, ctx)
+    raw = redis_server.client(decode_responses=False)
+    try:
+        via_bytes = inspect_queue(raw, tagged(ctx), chunk_size=11)
+    finally:
+        raw.close()
+    for other in (via_ctx, via_bytes):
+        assert list(other.job_ids) == list(report.job_ids)
+        assert np.array_equal(other.scores, report.scores)
+        assert other.findings == []
+
+
+def test_report_arrays_are_read_only(r, scripts, ctx):
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 2), ("b", {}, 1)])
+    report = inspect_queue(r, ctx)
+    for arr in (report.job_ids, report.scores, report.tiers, report.counters):
+        with pytest.raises(ValueError):
+            arr[0] = arr[1]
+    with pytest.raises(TypeError):
+        report.tier_counts[1] = 5  # a read-only mapping
+
+
+def test_equal_score_run_longer_than_a_chunk_is_read_once(r, ctx):
+    base = Keys.base(ctx)
+    score = 5 * SPAN  # changePriority with lifo puts every such job here: counter 0
+    names = [f"job-{i:02d}" for i in range(25)]
+    for name in names:
+        write_job(r, base, name, score, 5)
+    write_job(r, base, "after", 5 * SPAN + 1, 5)
+    report = inspect_queue(r, tagged(ctx), chunk_size=4)
+    assert list(report.job_ids) == sorted(names) + ["after"]  # member bytes order, each once
+    assert len(report.collisions) == 1
+    assert report.collisions[0].job_ids == tuple(sorted(names))
+    assert report.collisions[0].fifo_broken is None  # custom ids: arrival unknown
+
+
+def test_jobs_popped_between_chunks_are_not_skipped(r, scripts, ctx):
+    """Index ranges would skip jobs when a worker pops from the front mid-read;
+    the score cursor does not."""
+    ids = scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 1 + k % 3) for k in range(40)])
+    popped: list[str] = []
+
+    def worker_pops(done: int, total: int) -> None:
+        if done == 10:  # after the first chunk, a worker takes the first 5 jobs
+            popped.extend(m for m, _ in r.zpopmin(Keys.prioritized(ctx), 5))
+
+    report = inspect_queue(r, ctx, chunk_size=10, progress=worker_pops, check_jobs=False)
+    assert len(popped) == 5
+    assert report.total == 40 and sorted(report.job_ids) == sorted(ids)
+
+
+# -- findings on deliberately broken data ------------------------------------------------------
+
+
+def rounded_at_2_53(c: int) -> int:
+    """2**53 + c as a double: the spacing there is 2, ties go to the even mantissa."""
+    if c % 2 == 0:
+        return 2**53 + c
+    down, up = c - 1, c + 1
+    return 2**53 + (down if (down // 2) % 2 == 0 else up)
+
+
+def test_priority_above_the_limit_is_flagged_with_its_collisions(r, ctx):
+    base = Keys.base(ctx)
+    for c in range(1, 9):
+        score = stored_score(2**21, c)  # the double the Lua computes
+        assert score == rounded_at_2_53(c)  # c=1 -> +0, 3 -> +4, 5 -> +4, 7 -> +8
+        write_job(r, base, str(c), score, 2**21)
+    r.set(base + "pc", 8)
+
+    report = inspect_queue(r, tagged(ctx))
+    assert report.tiers.tolist() == [2**21] * 8
+    assert report.counters.tolist() == [rounded_at_2_53(c) - 2**53 for c in range(1, 9)]
+    assert report.over_limit.sum() == 8
+    assert not report.plottable.any()  # past MAX_SCORE: update_bands would refuse them
+    groups = [(c.job_ids, c.fifo_broken) for c in report.collisions]
+    assert groups == [(("3", "4", "5"), False), (("7", "8"), False)]
+    assert line(report, "priority above 2,097,151 (2**21 - 1): 8 jobs in tier 2,097,152;")
+    shared = line(report, "equal scores: 2 scores shared by 5 jobs;")
+    assert f"score {2**53 + 4:,} holds '3', '4', '5'" in shared
+    assert len(report.findings) == 2, report.findings  # ids in order here: no FIFO line
+
+
+def test_equal_scores_pop_10_before_9(r, ctx):
+    base = Keys.base(ctx)
+    score = 3 * SPAN + 9  # two jobs given one counter
+    write_job(r, base, "9", score, 3)
+    write_job(r, base, "10", score, 3)
+    write_job(r, base, "11", 3 * SPAN + 11, 3)
+    r.set(base + "pc", 11)
+
+    report = inspect_queue(r, tagged(ctx))
+    assert list(report.job_ids) == ["10", "9", "11"]  # Redis: equal scores by member bytes
+    assert len(report.collisions) == 1
+    assert report.collisions[0].job_ids == ("10", "9") and report.collisions[0].fifo_broken is True
+    assert line(report, "equal scores: 1 score shared by 2 jobs;")
+    fifo = line(report, "FIFO broken: auto ids leave out of arrival order in 1 equal-score group:")
+    assert fifo.endswith(f"e.g. job '10' pops before job '9' at score {3 * SPAN + 9:,}")
+    assert len(report.findings) == 2, report.findings
+
+
+def test_job_hash_priority_that_disagrees_or_is_missing(r, scripts, ctx):
+    ids = scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, p) for k, p in enumerate([2, 2, 4, 4, 6])])
+    r.hset(Keys.job(ctx, ids[2]), "priority", "7")  # job 3 sits in tier 4
+    r.hset(Keys.job(ctx, ids[4]), "priority", "6.0")  # a whole float still agrees
+    r.delete(Keys.job(ctx, ids[3]))  # job 4 lost its hash
+
+    report = inspect_queue(r, ctx)
+    assert [(m.job_id, m.stored, m.tier) for m in report.priority_mismatches] == [("3", "7", 4)]
+    assert report.missing_priority == ("4",)
+    assert line(report, "job priority field disagrees with the score's tier: 1 job,").endswith(
+        "e.g. job '3' stores '7', score tier 4")
+    assert line(report, "job hash or its priority field missing: 1 job, e.g. '4'")
+    assert len(report.findings) == 2
+
+    unchecked = inspect_queue(r, ctx, check_jobs=False)
+    assert unchecked.findings == [] and unchecked.priority_mismatches == ()
+    assert "job hashes: not read (check_jobs=False)" in unchecked.summary()
+
+
+def test_pc_near_the_wrap_counts_the_adds_left(r, scripts, ctx):
+    scripts.set_priority_counter(ctx, SPAN - 5)
+    scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 1) for k in range(3)])
+
+    report = inspect_queue(r, ctx)
+    assert report.pc == SPAN - 2 and report.adds_until_wrap == 2
+    assert report.counters.tolist() == [SPAN - 4, SPAN - 3, SPAN - 2]
+    assert line(report, f"counter wrap ahead: pc = {SPAN - 2:,}, 2 adds until the counter wraps to 0")
+    assert len(report.findings) == 1
+    assert inspect_queue(r, ctx, wrap_warning=1).findings == []  # 2 left is above that bar
+
+    # The prediction, checked by doing it: the 2nd add from here gets counter 0.
+    first, second = scripts.add_prioritized_jobs(ctx, [("x", {}, 1), ("y", {}, 1)])
+    got = dict(r.zrange(Keys.prioritized(ctx), 0, -1, withscores=True))
+    assert got[first] == 1 * SPAN + SPAN - 1 and got[second] == 1 * SPAN + 0
+
+
+def test_pc_wrapped_while_jobs_wait_is_flagged(r, scripts, ctx):
+    scripts.set_priority_counter(ctx, SPAN - 5)
+    ids = scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 1) for k in range(7)])
+    # Arrivals 1..7 got counters 2**32-4 .. 2**32-1, then 0, 1, 2: the last three overtake.
+    report = inspect_queue(r, ctx)
+    assert report.pc == SPAN + 2 and report.pc_counter == 2 and report.wraps == 1
+    assert list(report.job_ids) == [ids[k] for k in (4, 5, 6, 0, 1, 2, 3)]
+    assert report.ahead_of_pc.sum() == 4
+    wrapped = line(report, "counters above pc mod 2**32 = 2: 4 jobs;")
+    assert f"pc = {SPAN + 2:,} wrapped past 2**32 (1x)" in wrapped
+    assert len(report.findings) == 1
+    assert "wrapped 1x" in report.summary()
+
+
+def test_pc_reset_or_missing_while_jobs_wait_is_flagged(r, scripts, ctx):
+    scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 2) for k in range(5)])
+    r.set(Keys.pc(ctx), 3)  # lowered: jobs 4 and 5 now sit above it
+    lowered = inspect_queue(r, ctx)
+    assert "pc = 3 was reset or lowered" in line(lowered, "counters above pc mod 2**32 = 3: 2 jobs;")
+
+    r.delete(Keys.pc(ctx))
+    missing = inspect_queue(r, ctx)
+    assert missing.pc is None and missing.adds_until_wrap == SPAN  # next add: counter 1
+    assert "pc is missing (reset)" in line(missing, "counters above pc mod 2**32 = 0: 5 jobs;")
+    assert "pc: not set" in missing.summary()
+
+
+def test_scores_no_script_writes_are_flagged(r, ctx):
+    base = Keys.base(ctx)
+    write_job(r, base, "neg", -1 * SPAN + 5, -1)
+    write_job(r, base, "zero", 7, 0)
+    write_job(r, base, "frac", SPAN + 0.5, 1)
+    write_job(r, base, "inf", math.inf, 1)
+    r.set(base + "pc", 7)
+
+    report = inspect_queue(r, tagged(ctx))
+    assert list(report.job_ids) == ["neg", "zero", "frac", "inf"]
+    assert report.tiers.tolist()[:3] == [-1, 0, 1] and report.counters.tolist()[:3] == [5, 7, 0]
+    assert report.plottable.tolist() == [False, True, False, False]
+    assert line(report, "fractional or infinite scores").endswith(": 2 jobs, e.g. 'frac', 'inf'")
+    assert line(report, "negative priority").endswith(": 1 job, e.g. 'neg'")
+    assert line(report, "tier 0 in the prioritized set").endswith(": 1 job, e.g. 'zero'")
+    # 'inf' decodes to a clamped tier, which disagrees with its stored priority 1.
+    assert line(report, "job priority field disagrees").endswith(f"job 'inf' stores '1', score tier {2**63 - 1:,}")
+    assert len(report.findings) == 4, report.findings
+
+
+def test_decode_scores_is_exact_beyond_2_53():
+    scores = [0.0, float(2**53 - 1), float(2**53 + 2), -1.0, float(-(2**40)), 2.0**70, -(2.0**70),
+              1e300, -math.inf, 7.75]
+    tiers, counters = decode_scores(scores)
+    expected = []
+    for s in scores[:7]:
+        whole = int(s)  # every one of these doubles is an integer: Python ints are exact
+        expected.append((whole // SPAN, whole % SPAN))
+    assert list(zip(tiers.tolist(), counters.tolist()))[:7] == expected
+    assert (tiers[7], counters[7]) == (2**63 - 1, int(1e300) % SPAN)  # tier clamped to int64
+    assert tiers[8] == -(2**63)
+    assert (tiers[9], counters[9]) == (0, 7)  # floored, and flagged by the report
+
+
+def test_echomq_name_without_braces_gets_a_hint(r, scripts, ctx):
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
+    report = inspect_queue(r, ctx.queue)  # emq:test-queue:, not emq:{test-queue}:
+    assert report.total == 0
+    hint = line(report, "wrong name? no keys under emq:test-queue: but the EchoMQ layout emq:{test-queue}: exists")
+    assert "'{test-queue}'" in hint and "QueueContext('test-queue')" in hint
+    assert inspect_queue(r, "elsewhere").findings == []  # nothing anywhere: just empty
+
+
+def test_empty_queue_reports_zero_progress(r):
+    calls = []
+    report = inspect_queue(r, "{nothing}", progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 0)]
+    assert (report.total, report.pc, report.max_tier, dict(report.tier_counts)) == (0, None, 0, {})
+    assert report.summary().splitlines()[1] == "jobs per priority: none"
+
+
+# -- read-only, proven with an ACL user on 100,000 jobs --------------------------------------
+
+
+def build_big_queue(r, base: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """100,000 jobs as addPrioritizedJob-9 would leave them (arrival k: id k,
+    counter k), written in batches; returns (priorities, counters) by arrival."""
+    priorities = rng.integers(1, 9, BIG)
+    counters = np.arange(1, BIG + 1)
+    scores = priority_scores_array(priorities, counters)
+    for start in range(0, BIG, BATCH):
+        stop = start + BATCH
+        with r.pipeline(transaction=False) as pipe:
+            pipe.zadd(base + "prioritized", {str(k): int(scores[k - 1]) for k in range(start + 1, stop + 1)})
+            for k in range(start + 1, stop + 1):
+                pipe.hset(base + str(k), mapping={"name": "bulk", "priority": int(priorities[k - 1])})
+            pipe.execute()
+    r.set(base + "pc", BIG)
+    r.set(base + "id", BIG)
+    r.rpush(base + "wait", "plain-1", "plain-2")
+    return priorities, counters
+
+
+def server_state(r) -> dict:
+    """What any write would change: the server's dirty counter (every write
+    bumps it; persistence is off, so nothing resets it) and the key count."""
+    return {"dirty": r.info("persistence")["rdb_changes_since_last_save"], "keys": r.dbsize()}
+
+
+def dumps(raw, keys: list[str]) -> str:
+    digest = hashlib.sha256()
+    with raw.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.dump(key)
+        for key, value in zip(keys, pipe.execute()):
+            digest.update(key.encode() + b"\0" + (value or b"<none>"))
+    return digest.hexdigest()
+
+
+def command_calls(r) -> dict[str, tuple[int, int]]:
+    """``{command: (calls, rejected)}`` from INFO commandstats."""
+    stats = r.info("commandstats")
+    return {
+        name.removeprefix("cmdstat_"): (v.get("calls", 0), v.get("rejected_calls", 0))
+        for name, v in stats.items()
+    }
+
+
+def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_server, ctx):
+    base = Keys.base(ctx)
+    priorities, counters = build_big_queue(r, base, np.random.default_rng(2597))
+    # ~@read minus anything also in @write; PING for redis-py health checks. The handshake
+    # (HELLO, AUTH) needs no permission; CLIENT SETINFO, where the server knows it, may be
+    # refused: redis-py ignores that.
+    user = "echomq-viz-inspector"
+    r.acl_setuser(user, enabled=True, reset=True, passwords=["+read-only-secret"], keys=["*"],
+                  commands=["+@read", "-@write", "+ping"])
+    reader = redis_server.client(username=user, password="read-only-secret")
+    raw = redis_server.client(decode_responses=False)
+    try:
+        assert reader.ping()
+        fixed = [base + t for t in ("prioritized", "pc", "id", "wait")]
+        sample = fixed + [base + str(k) for k in range(1, BIG + 1, 997)]
+        before = (server_state(r), dumps(raw, sample), command_calls(r))
+
+        calls: list[tuple[int, int]] = []
+        started = time.perf_counter()
+        report = inspect_queue(reader, tagged(ctx), progress=lambda d, t: calls.append((d, t)))
+        elapsed = time.perf_counter() - started
+
+        after_stats = command_calls(r)
+        assert (server_state(r), dumps(raw, sample)) == before[:2]
+        ran = {
+            name: (calls_ - before[2].get(name, (0, 0))[0], rejected - before[2].get(name, (0, 0))[1])
+            for name, (calls_, rejected) in after_stats.items()
+        }
+        ran = {name: delta for name, delta in ran.items() if delta != (0, 0) and name != "info"}
+        assert {name.split("|")[0] for name in ran} <= READ_COMMANDS, ran
+        # 10 full chunks, then one query that finds the end of the set
+        assert ran["hget"] == (BIG, 0) and ran["zrangebyscore"] == (BIG // 10_000 + 1, 0)
+        assert all(rejected == 0 for name, (_, rejected) in ran.items() if name != "client")
+
+        # It really read everything, exactly.
+        order = np.lexsort((counters, priorities))
+        assert report.total == BIG and report.wait_length == 2 and report.pc == BIG
+        assert np.array_equal(report.tiers, priorities[order])
+        assert np.array_equal(report.counters, counters[order])
+        assert report.job_ids[0] == str(int(counters[order][0]))
+        assert report.findings == []
+        assert [d for d, _ in calls] == list(range(10_000, BIG + 1, 10_000))
+        assert all(t == BIG for _, t in calls)
+        assert elapsed < 10, f"inspecting {BIG:,} jobs took {elapsed:.1f} s"
+
+        # The user really is read-only: writes and scripts are refused.
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            reader.zadd(base + "prioritized", {"intruder": 1})
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            reader.eval("return 1", 0)
+        assert r.zscore(base + "prioritized", "intruder") is None
+    finally:
+        reader.close()
+        raw.close()
+        r.acl_deluser(user)
+
+
+# -- a stock BullMQ queue ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix, queue", [("emq", "{bq}"), ("bull", "plain")])
+def test_stock_bullmq_queue_decodes_to_its_priorities(r, redis_server, prefix, queue):
+    if bullmq is None:
+        pytest.fail(BULLMQ_MISSING)
+    priorities = [3, 1, 2, 1, 5, 3, 2_000_000, 1]
+
+    async def add_jobs() -> list[str]:
+        q = bullmq.Queue(queue, {"prefix": prefix, "connection": redis_server.url})
+        try:
+            ids = [(await q.add(f"job-{k}", {"k": k}, {"priority": p})).id
+                   for k, p in enumerate(priorities, start=1)]
+            await q.add("no-priority", {})  # BullMQ puts it on the wait list
+            return ids
+        finally:
+            await q.close()
+
+    ids = asyncio.run(add_jobs())
+    assert ids == [str(k) for k in range(1, len(priorities) + 1)]
+
+    report = inspect_queue(r, queue, prefix)
+    order = expected_order(priorities)
+    assert report.keys["prioritized"] == f"{prefix}:{queue}:prioritized"
+    assert list(report.job_ids) == [str(k) for k in order]
+    assert report.tiers.tolist() == [priorities[k - 1] for k in order]
+    assert report.counters.tolist() == order
+    assert (report.total, report.wait_length, report.pc) == (len(priorities), 1, len(priorities))
+    assert report.findings == []  # BullMQ's hashes store the same priority
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unreachable(tmp_path):
+    """A client whose server does not exist: any command would fail to connect.
+    Retries off: redis-py's default policy retries with backoff for seconds."""
+    client = redis.Redis(unix_socket_path=str(tmp_path / "nobody.sock"), socket_connect_timeout=1,
+                         retry=Retry(NoBackoff(), 0))
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(queue=""), ValueError, "queue name must not be empty"),
+    (dict(queue=5), TypeError, "queue name must be a str, got int 5"),
+    (dict(queue="a b"), ValueError, "queue name 'a b' contains ' '"),
+    (dict(queue="q\x00"), ValueError, "no whitespace or control characters"),
+    (dict(queue="q", prefix=""), ValueError, "key prefix must not be empty"),
+    (dict(queue="q", prefix=None), TypeError, "key prefix must be a str, got NoneType"),
+    (dict(queue="q", chunk_size=0), ValueError, "chunk_size must be >= 1, got 0"),
+    (dict(queue="q", chunk_size=2.0), TypeError, "chunk_size must be an int, got float"),
+    (dict(queue="q", chunk_size=True), TypeError, "chunk_size must be an int, got bool"),
+    (dict(queue="q", progress="bar"), TypeError, "progress must be a callable"),
+    (dict(queue="q", check_jobs="yes"), TypeError, "check_jobs must be a bool"),
+    (dict(queue="q", wrap_warning=-1), ValueError, "wrap_warning must be >= 0"),
+    (dict(queue=QueueContext("q", "app"), prefix="other"), ValueError, "disagrees with the QueueContext"),
+])
+def test_bad_arguments_are_refused_before_any_command(unreachable, kwargs, error, message):
+    # On an unreachable client: a check that ran after the first command would
+    # raise ConnectionError instead.
+    with pytest.raises(error, match=message.replace("(", r"\(")):
+        inspect_queue(unreachable, **kwargs)
+
+
+def test_not_a_client_is_refused():
+    with pytest.raises(TypeError, match="client must be a redis-py client .* got str"):
+        inspect_queue("redis://127.0.0.1:6379", "q")
+
+
+def test_unreachable_server_raises_redis_connection_error(unreachable):
+    with pytest.raises(redis.exceptions.ConnectionError, match=r"cannot inspect emq:\{q\}:"):
+        inspect_queue(unreachable, "{q}")
+
+
+def test_keys_of_the_wrong_type_are_refused(r):
+    r.hset("emq:{odd}:prioritized", "not", "a zset")
+    with pytest.raises(ValueError, match=r"emq:\{odd\}:prioritized is a hash, not a zset"):
+        inspect_queue(r, "{odd}")
+    r.delete("emq:{odd}:prioritized")
+    r.set("emq:{odd}:pc", "twelve")
+    with pytest.raises(ValueError, match=r"emq:\{odd\}:pc holds 'twelve', not an integer"):
+        inspect_queue(r, "{odd}")
