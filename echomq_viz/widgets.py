@@ -30,7 +30,7 @@ from .score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, split_scor
 from .scripts import LUA_DIR, Job, resolve_includes
 
 __all__ = [
-    "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView",
+    "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "InspectorView",
     "show_lua", "one_line",
 ]
 
@@ -817,6 +817,67 @@ class WrapView(_View):
         plots.update_queue_strip(self.pops, [(j, self.job_priority) for j in popped])
         self.fig.canvas.draw_idle()
         return popped
+
+
+# -- notebook 06: inspecting a real queue -----------------------------------------------------------
+
+
+class InspectorView(_View):
+    """Point at any Redis, prefix and queue; read its prioritized set (read
+    commands only), draw the jobs in their tier bands and list what is wrong.
+
+    :param url: a Redis URL; empty for ``REDIS_URL`` or the embedded server.
+    :param queue: the queue name as it appears in the keys (``{Q}`` for EchoMQ).
+    :param tiers: how many tiers (from 1) the figure draws.
+    """
+
+    def __init__(self, url: str = "", *, prefix: str = "emq", queue: str = "", tiers: int = 8) -> None:
+        self.status = _Status()
+        self.report = None
+        self.tiers = tiers
+        self.url = w.Text(value=url, description="Redis URL", placeholder="REDIS_URL or the embedded server",
+                          style=_SLIDER_STYLE, layout=_WIDE)
+        self.prefix = w.Text(value=prefix, description="prefix", style=_SLIDER_STYLE)
+        self.queue = w.Text(value=queue, description="queue", placeholder="{orders}", style=_SLIDER_STYLE)
+        self.run_button = w.Button(description="Inspect (read-only)", icon="search", button_style="primary")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="reading", style=_SLIDER_STYLE)
+        self.summary = w.HTML()
+        self.fig = _figure(8.4, 3.4)
+        self.bands = plots.draw_bands(self.fig.add_axes((0.08, 0.14, 0.9, 0.76)), tiers, zoomed=True)
+        self.run_button.on_click(self._on_run)
+        self.widget = w.VBox([self.url, w.HBox([self.prefix, self.queue]),
+                              w.HBox([self.run_button, self.progress]), self.fig.canvas,
+                              self.summary, self.status.widget])
+
+    def __repr__(self) -> str:
+        return f"InspectorView(prefix={self.prefix.value!r}, queue={self.queue.value!r})"
+
+    @_guarded
+    def _on_run(self, button=None) -> None:
+        self.status.clear()
+        self.inspect()
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress.max = max(total, 1)
+        self.progress.value = done
+
+    def inspect(self):
+        """Read the queue and show the report; returns the :class:`QueueReport`."""
+        from .inspect import inspect_queue
+        from .server import connect
+
+        with _busy(self.run_button):
+            client = connect(self.url.value.strip() or None)
+            report = inspect_queue(client, self.queue.value.strip(), self.prefix.value.strip(),
+                                   progress=self._progress)
+        self.report = report
+        shown = report.plottable & (report.tiers >= 1) & (report.tiers <= self.tiers)
+        plots.update_bands(self.bands, report.scores[shown], self.tiers)
+        hidden = report.total - int(shown.sum())
+        text = report.summary() + (f"\n({hidden:,} jobs outside tiers 1..{self.tiers} not drawn)" if hidden else "")
+        self.summary.value = f"<pre style='font-size:12px'>{html.escape(text)}</pre>"
+        self.fig.canvas.draw_idle()
+        return report
 
 
 # -- showing the Lua --------------------------------------------------------------------------

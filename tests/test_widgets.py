@@ -9,7 +9,9 @@ from echomq_viz.keys import Keys
 from echomq_viz.live import Demo, seeded_priorities
 from echomq_viz.score import COUNTER_MASK, TIER_SPAN, priority_score, split_score, tier_bounds
 from echomq_viz.server import RedisServer
-from echomq_viz.widgets import BandsView, ComparisonView, ConsumeView, HeroView, one_line, show_lua
+from echomq_viz.widgets import (
+    BandsView, ComparisonView, ConsumeView, HeroView, InspectorView, one_line, show_lua,
+)
 
 
 @pytest.fixture
@@ -308,3 +310,25 @@ def test_demo_add_at_counter_refuses_bad_counters(demo, keyspace, counter, messa
 def test_counter_zero_means_incr_wrapped_to_two_to_the_32(demo, r):
     job_id, stored = demo.add_at_counter("j", 2, 0)
     assert split_score(stored) == (2, 0) and r.get(Keys.pc(demo.ctx)) == str(TIER_SPAN)
+
+
+# -- inspector ------------------------------------------------------------------------------
+
+
+def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
+    demo.add_batch([1, 3, 2, 1])
+    demo.add_past_the_limit_for_teaching("far", 2**21)
+    view = InspectorView(redis_server.url, queue="{viz-test}", tiers=4)
+    report = view.inspect()
+    assert report.total == 5 and list(report.tier_counts) == [1, 2, 3, 2**21]
+    assert len(view.bands.points.get_offsets()) == 4  # the job past the limit is not drawn
+    assert "1 jobs outside tiers 1..4 not drawn" in view.summary.value
+    assert view.progress.value == view.progress.max == 5
+    assert not view.run_button.disabled
+
+
+def test_inspector_view_unreachable_is_one_line():
+    view = InspectorView("redis://127.0.0.1:1/0", queue="{q}")
+    view._on_run()
+    assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:1")
+    assert len(view.status.text.splitlines()) == 1
