@@ -97,7 +97,8 @@ def main(argv: list[str]) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        shutil.rmtree(directory, ignore_errors=True)
+        if not config.get("keep_dir"):
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

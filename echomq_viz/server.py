@@ -83,16 +83,20 @@ class RedisServer:
         127.0.0.1; or a given port.
     :param extra_args: more ``redis-server`` options, e.g.
         ``("--appendonly", "yes")``; later options win.
+    :param directory: run in this directory and keep it afterwards (for
+        persistence tests that restart a server on its own files); by default
+        a fresh temp directory, deleted on stop.
     """
 
     def __init__(
         self, executable: str | None = None, *, port: int | None = None,
-        extra_args: Sequence[str] = (),
+        extra_args: Sequence[str] = (), directory: str | os.PathLike | None = None,
     ) -> None:
         self.executable = executable or find_redis_server()
         self.port = _free_tcp_port() if port == 0 else port
         self.extra_args = tuple(extra_args)
-        self.dir: str | None = None
+        self.keep_dir = directory is not None
+        self.dir: str | None = os.fspath(directory) if directory is not None else None
         self.pid: int | None = None
         self._supervisor: subprocess.Popen | None = None
 
@@ -119,7 +123,10 @@ class RedisServer:
         """Start the server and wait until it answers PING."""
         if self.running:
             return self
-        self.dir = tempfile.mkdtemp(prefix="echomq-viz-redis-")  # 0700
+        if self.keep_dir:
+            os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        else:
+            self.dir = tempfile.mkdtemp(prefix="echomq-viz-redis-")  # 0700
         argv = [
             self.executable, "--port", str(self.port or 0), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
@@ -128,7 +135,7 @@ class RedisServer:
             argv += ["--unixsocket", self.socket_path, "--unixsocketperm", "700"]
         argv += list(self.extra_args)
         config = {"argv": argv, "dir": self.dir, "socket": self.socket_path, "port": self.port,
-                  "timeout": timeout}
+                  "timeout": timeout, "keep_dir": self.keep_dir}
         self._supervisor = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz._supervisor", json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -162,8 +169,9 @@ class RedisServer:
                 supervisor.kill()
                 supervisor.wait()
             supervisor.stdout.close()
-        if self.dir is not None:
+        if self.dir is not None and not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
         self.pid = None
         atexit.unregister(self.stop)
 
