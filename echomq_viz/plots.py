@@ -288,8 +288,14 @@ class Bands:
     spans: list
     lines: list
     points: object
+    density: object
     note: object
     zoomed: bool
+
+
+# Above this many jobs, points become pixels of one image: a million marker
+# paths take Agg tens of seconds, a million pixels a few milliseconds.
+SCATTER_LIMIT = 20_000
 
 
 def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
@@ -309,10 +315,12 @@ def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
         lines.append(line)
     points = ax.scatter(np.empty(0), np.empty(0), s=16, facecolors=np.empty((0, 4)),
                         edgecolors="black", linewidths=0.3, zorder=3)
+    density = ax.imshow(np.zeros((1, 1, 4)), origin="lower", aspect="auto", zorder=3,
+                        interpolation="nearest", extent=(0, 1, 1, 2), visible=False)
     note = ax.text(0.01, 0.99, "", transform=ax.transAxes, va="top", fontsize=8)
     ax.set_xlabel("arrival counter: the low 32 bits")
     ax.set_ylabel("score / 0x100000000")
-    bands = Bands(spans, lines, points, note, zoomed)
+    bands = Bands(spans, lines, points, density, note, zoomed)
     update_bands(bands, np.empty(0), tiers)
     return bands
 
@@ -332,21 +340,41 @@ def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray, tiers: int)
         span.set_visible(p <= tiers)
         line.set_visible(p <= tiers)
         line.set_data([lo, hi], [p, p + (hi - lo) / width])
-    if arr.size:
-        y = tiers_of.astype(np.float64) + (counters.astype(np.float64) - lo) / width
-        bands.points.set_offsets(np.column_stack([counters.astype(np.float64), y]))
-        bands.points.set_facecolor(tier_colors(tiers_of))
-    else:
-        bands.points.set_offsets(np.empty((0, 2)))
     ax = bands.points.axes
     top = max(tiers, int(tiers_of.max()) if arr.size else 0)
-    ax.set_ylim(1, top + 1)
     pad = 0.02 * width
+    ax.set_ylim(1, top + 1)
     ax.set_xlim(lo - pad, hi + pad)
+    x = counters.astype(np.float64)
+    y = tiers_of.astype(np.float64) + (x - lo) / width
+    dense = arr.size > SCATTER_LIMIT
+    bands.points.set_visible(not dense)
+    bands.density.set_visible(dense)
+    if dense:
+        _paint_density(bands.density, x, y, tier_colors(tiers_of), (lo - pad, hi + pad, 1, top + 1))
+        bands.points.set_offsets(np.empty((0, 2)))
+    else:
+        bands.points.set_offsets(np.column_stack([x, y]))
+        bands.points.set_facecolor(tier_colors(tiers_of))
     if not bands.zoomed:
         bands.note.set_text(f"{arr.size:,} jobs")
     else:
         bands.note.set_text(f"counters {lo:,}..{hi:,}")
+
+
+def _paint_density(image, x: np.ndarray, y: np.ndarray, colors: np.ndarray,
+                   extent: tuple[float, float, float, float]) -> None:
+    """Paint points as pixels of an image covering ``extent`` (x0, x1, y0, y1)
+    at the axes' own resolution, each pixel in the colour of a job on it."""
+    bbox = image.axes.bbox
+    cols, rows = max(int(bbox.width), 1), max(int(bbox.height), 1)
+    x0, x1, y0, y1 = extent
+    ix = np.clip(((x - x0) / (x1 - x0) * cols).astype(np.int64), 0, cols - 1)
+    iy = np.clip(((y - y0) / (y1 - y0) * rows).astype(np.int64), 0, rows - 1)
+    pixels = np.zeros((rows, cols, 4))
+    pixels[iy, ix] = colors
+    image.set_data(pixels)
+    image.set_extent(extent)
 
 
 # -- the precision frontier (notebook 05) ----------------------------------------------

@@ -332,3 +332,28 @@ def test_inspector_view_unreachable_is_one_line():
     view._on_run()
     assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:1")
     assert len(view.status.text.splitlines()) == 1
+
+
+def test_bands_switch_to_pixels_for_many_jobs():
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from echomq_viz.score import priority_scores_array
+
+    fig = Figure(figsize=(4, 3), dpi=100)
+    bands = plots.draw_bands(fig.add_axes((0.1, 0.1, 0.8, 0.8)), 3, zoomed=True)
+    n = plots.SCATTER_LIMIT + 1
+    tiers = np.arange(n) % 3 + 1
+    plots.update_bands(bands, priority_scores_array(tiers, np.arange(1, n + 1)).astype(float), 3)
+    assert bands.density.get_visible() and not bands.points.get_visible()
+    pixels = bands.density.get_array()
+    assert pixels.shape[:2] == (int(bands.density.axes.bbox.height), int(bands.density.axes.bbox.width))
+    painted = pixels[..., 3] > 0
+    assert painted.sum() > 300  # the three diagonals, one pixel per column at least
+    rows = np.nonzero(painted.any(axis=1))[0]
+    lowest = pixels[rows[0]][painted[rows[0]]][0]
+    highest = pixels[rows[-1]][painted[rows[-1]]][0]
+    assert tuple(lowest) == tuple(plots.tier_colors(np.array([1]))[0])  # tier 1 at the bottom
+    assert tuple(highest) == tuple(plots.tier_colors(np.array([3]))[0])  # tier 3 at the top
+    plots.update_bands(bands, [float(priority_scores_array(2, 5))], 3)
+    assert bands.points.get_visible() and not bands.density.get_visible()
