@@ -288,13 +288,23 @@ class Scripts:
     def _add_prioritized_args(
         self, ctx: QueueContext, name: object, data: object, priority: object,
         job_id: object, timestamp: int | None,
-    ) -> tuple[list[str], list[Any]]:
+    ) -> list[Any]:
+        """The checked ARGV of addPrioritizedJob-9."""
         _check_name(name)
         _check_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
-        keys = self.sources["addPrioritizedJob"].keys(ctx)
         ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
-        return keys, [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
+        return [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
+
+    def _pipeline_client(self, key: str):
+        """The client to pipeline a queue's script calls on.
+
+        A cluster pipeline refuses EVALSHA; every key of a queue lives in one
+        slot, so a cluster client hands over the node that owns ``key``.
+        """
+        if hasattr(self.client, "get_node_from_key"):
+            return self.client.get_node_from_key(key).redis_connection
+        return self.client
 
     def add_prioritized_job(
         self, ctx: QueueContext, name: str, data: Any, priority: int,
@@ -306,8 +316,8 @@ class Scripts:
         :param job_id: a custom id, or None for the next auto id. A custom id
             that exists already is not added again; its id comes back.
         """
-        keys, args = self._add_prioritized_args(ctx, name, data, priority, job_id, timestamp)
-        return self._registered["addPrioritizedJob"](keys=keys, args=args)
+        args = self._add_prioritized_args(ctx, name, data, priority, job_id, timestamp)
+        return self._registered["addPrioritizedJob"](keys=self.sources["addPrioritizedJob"].keys(ctx), args=args)
 
     def add_prioritized_jobs(
         self, ctx: QueueContext, jobs: Iterable[tuple], *, chunk_size: int = 1000,
@@ -329,17 +339,12 @@ class Scripts:
             prepared.append(self._add_prioritized_args(
                 ctx, name, data, priority, custom[0] if custom else None, None))
         script = self._registered["addPrioritizedJob"]
+        keys = self.sources["addPrioritizedJob"].keys(ctx)
+        client = self._pipeline_client(keys[0])
         ids: list[str] = []
-        if not prepared:
-            return ids
-        client = self.client
-        if hasattr(client, "get_node_from_key"):
-            # A cluster pipeline refuses EVALSHA; every key of a queue lives in
-            # one slot, so pipeline on the node that owns it instead.
-            client = client.get_node_from_key(prepared[0][0][0]).redis_connection
         for start in range(0, len(prepared), chunk_size):
             with client.pipeline(transaction=False) as pipe:
-                for keys, args in prepared[start:start + chunk_size]:
+                for args in prepared[start:start + chunk_size]:
                     script(keys=keys, args=args, client=pipe)
                 ids.extend(pipe.execute())
         return ids
@@ -381,9 +386,7 @@ class Scripts:
         _check_positive_int("batch_size", batch_size)
         script = self._registered["moveToActive"]
         keys = self.sources["moveToActive"].keys(ctx)
-        client = self.client
-        if hasattr(client, "get_node_from_key"):  # see add_prioritized_jobs
-            client = client.get_node_from_key(keys[0]).redis_connection
+        client = self._pipeline_client(keys[0])
         taken: list[Job] = []
         while True:
             with client.pipeline(transaction=False) as pipe:
