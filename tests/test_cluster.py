@@ -4,8 +4,8 @@ Why the key layout is ``emq:{Q}:<type>``: Redis Cluster hashes only the
 ``{Q}`` hash tag, so every key of one queue lives in one slot on one node, and
 a script that touches nine or eleven of them is allowed to run there. These
 tests start three real ``redis-server`` processes in cluster mode on
-127.0.0.1, give each a third of the 16384 slots, join them with CLUSTER MEET,
-and then:
+127.0.0.1 through :class:`echomq_viz.cluster.LocalCluster` (each node a third
+of the 16384 slots, joined with CLUSTER MEET), check what it promises, and then:
 
 1. add and consume through :class:`Scripts` bound to a
    ``redis.cluster.RedisCluster`` client, for queues owned by each node;
@@ -16,13 +16,13 @@ and then:
 
 The cluster is formed by hand (CLUSTER ADDSLOTS, MEET), not with
 ``redis-cli --cluster create``; ADDSLOTSRANGE is 7.0+, so slots go as lists.
+LocalCluster must never leave a server behind, also when forming fails.
 """
 
 from __future__ import annotations
 
 import random
 import socket
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -31,78 +31,22 @@ from redis.cluster import RedisCluster
 from redis.exceptions import ClusterCrossSlotError, MovedError, RedisClusterException
 
 from conftest import server_binary
+from echomq_viz.cluster import (
+    BUS_OFFSET, MAX_CLUSTER_PORT, ClusterNotReady, LocalCluster, cluster_port, keyslot_table, slot_map,
+)
 from echomq_viz.keys import KEY_TYPES, Keys, QueueContext, key_slot
 from echomq_viz.score import PRIORITY_LIMIT
 from echomq_viz.scripts import Scripts
 from echomq_viz.server import RedisServer, RedisUnavailable
 
-SLOTS = 16384
 MASTERS = 3
-BUS_OFFSET = 10_000  # the cluster bus listens on port + 10000
-FORM_DEADLINE = 20.0  # seconds for CLUSTER INFO to say ok everywhere (about 2 s measured)
 SEED = 20_240_611
-CLUSTER_ARGS = (
-    "--cluster-enabled", "yes",
-    # Relative on purpose: redis-server runs with --dir set to its own temp
-    # directory (unknown before start), so the file lands there and goes with it.
-    "--cluster-config-file", "nodes.conf",
-    "--cluster-node-timeout", "5000",
-)
-
-
-# -- forming the cluster -------------------------------------------------------------
-
-
-def _cluster_port() -> int:
-    """A free 127.0.0.1 port whose cluster bus port (port + 10000) is free too.
-
-    ``RedisServer(port=0)`` is not enough here: the kernel's ephemeral range
-    reaches 60999, and redis-server in cluster mode (6.2 and 7.0 alike) exits
-    with "Your Redis port number must be 55535 or less" above 55535.
-    """
-    for _ in range(500):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port + BUS_OFFSET > 65535:
-            continue
-        try:
-            with socket.socket() as bus:
-                bus.bind(("127.0.0.1", port + BUS_OFFSET))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free port pair (port, port + 10000) on 127.0.0.1")
-
-
-def _start_node(binary: str) -> RedisServer:
-    last: Exception | None = None
-    for _ in range(3):  # another process may take a probed port before redis binds it
-        try:
-            return RedisServer(binary, port=_cluster_port(), extra_args=CLUSTER_ARGS).start()
-        except RedisUnavailable as exc:
-            last = exc
-    raise RedisUnavailable(f"could not start a cluster node: {last}")
-
-
-def _slot_ranges() -> list[tuple[int, int]]:
-    bounds = [SLOTS * i // MASTERS for i in range(MASTERS + 1)]
-    return [(bounds[i], bounds[i + 1] - 1) for i in range(MASTERS)]
-
-
-def _cluster_view(node: redis.Redis) -> dict[tuple[int, int], int]:
-    """One node's view of the slot map: (first, last) slot -> owner's port."""
-    view: dict[tuple[int, int], int] = {}
-    for address, info in node.execute_command("CLUSTER NODES").items():
-        port = int(address.rsplit(":", 1)[1].split("@")[0])
-        for first, *last in info["slots"]:
-            view[(int(first), int(last[0]) if last else int(first))] = port
-    return view
 
 
 @dataclass
 class Cluster:
     kind: str
+    local: LocalCluster
     servers: list[RedisServer]
     nodes: list[redis.Redis]  # plain clients, one per node, same order as servers
     client: RedisCluster  # the cluster client, seeded with servers[0] only
@@ -127,51 +71,28 @@ class Cluster:
         return found
 
 
-def _form(servers: list[RedisServer], nodes: list[redis.Redis]) -> list[tuple[int, int]]:
-    ranges = _slot_ranges()
-    for node, (lo, hi) in zip(nodes, ranges):
-        assert node.execute_command("CLUSTER ADDSLOTS", *range(lo, hi + 1))
-    for server in servers[1:]:
-        assert nodes[0].execute_command("CLUSTER MEET", "127.0.0.1", server.port)
-    wanted = {rng: server.port for rng, server in zip(ranges, servers)}
-    deadline = time.monotonic() + FORM_DEADLINE
-    while True:
-        infos = [node.execute_command("CLUSTER INFO") for node in nodes]
-        if all(info["cluster_state"] == "ok" and int(info["cluster_known_nodes"]) == MASTERS
-               for info in infos) and all(_cluster_view(node) == wanted for node in nodes):
-            return ranges
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"cluster not ok after {FORM_DEADLINE} s: "
-                + "; ".join(f"{s.port}: {i['cluster_state']}, {i['cluster_known_nodes']} nodes"
-                            for s, i in zip(servers, infos))
-            )
-        time.sleep(0.05)
-
-
 @pytest.fixture(scope="module", params=["bundled", "system"])
 def cluster(request: pytest.FixtureRequest):
     """Three masters of one server kind; all three stop when the module is done."""
-    binary = server_binary(request.param)
+    local = LocalCluster(MASTERS, server_binary(request.param))
     servers: list[RedisServer] = []
-    nodes: list[redis.Redis] = []
-    client = None
     try:
-        for _ in range(MASTERS):
-            servers.append(_start_node(binary))
-        nodes = [server.client(socket_timeout=5) for server in servers]
-        ranges = _form(servers, nodes)
-        client = RedisCluster(
-            host="127.0.0.1", port=servers[0].port, decode_responses=True, socket_timeout=5
-        )
-        yield Cluster(request.param, servers, nodes, client, ranges)
-    finally:
-        if client is not None:
-            client.close()
+        local.start()
+        servers = list(local.nodes)
+        assert len(servers) == MASTERS and local.running
+        nodes = [local.node_client(i) for i in range(MASTERS)]
+        # What LocalCluster promises once started: ok everywhere, one slot map.
+        wanted = {rng: server.port for rng, server in zip(local.ranges, servers)}
         for node in nodes:
-            node.close()
-        for server in servers:
-            server.stop()
+            info = node.execute_command("CLUSTER INFO")
+            assert info["cluster_state"] == "ok" and int(info["cluster_known_nodes"]) == MASTERS
+            assert slot_map(node) == wanted
+        assert local.ranges == [(0, 5460), (5461, 10921), (10922, 16383)]
+        assert all(server.port <= MAX_CLUSTER_PORT for server in servers)
+        yield Cluster(request.param, local, servers, nodes, local.client(), local.ranges)
+    finally:
+        local.stop()
+    assert not local.running and not local.nodes
     assert not any(server.running for server in servers)
 
 
@@ -181,6 +102,57 @@ def clean(cluster: Cluster) -> Cluster:
     for node in cluster.nodes:
         node.flushall()
     return cluster
+
+
+# -- 0. LocalCluster itself ---------------------------------------------------------------
+
+
+def test_cluster_port_leaves_room_for_the_bus():
+    for _ in range(20):
+        port = cluster_port()
+        assert 1024 <= port <= MAX_CLUSTER_PORT
+        with socket.socket() as bus:  # the bus port is free (nothing took it meanwhile)
+            bus.bind(("127.0.0.1", port + BUS_OFFSET))
+
+
+def test_keyslot_table_asks_the_server(cluster: Cluster):
+    ctx = QueueContext("slots")
+    keys = [*Keys.all_types(ctx).values(), Keys.job(ctx, "7"), Keys.lock(ctx, "7"), "emq:slots:pc"]
+    expected = [(key, key_slot(key)) for key in keys]
+    assert keyslot_table(cluster.client, keys) == expected
+    assert keyslot_table(cluster.nodes[1], keys) == expected
+    assert keyslot_table(cluster.servers[2], keys) == expected  # a RedisServer: opens its own client
+    assert len({slot for _, slot in expected[:-1]}) == 1 and expected[-1][1] != expected[0][1]
+    assert [cluster.local.owner_index(key) for key in keys] == [
+        cluster.owner_index(slot) for _, slot in expected
+    ]
+
+
+def test_a_cluster_that_cannot_start_leaves_nothing_behind():
+    broken = LocalCluster(MASTERS, "/bin/false")  # exits at once: no node ever answers
+    with pytest.raises(RedisUnavailable):
+        broken.start()
+    assert broken.nodes == [] and not broken.running
+
+
+def test_a_cluster_that_does_not_form_in_time_stops_its_nodes():
+    local = LocalCluster(MASTERS, server_binary("bundled"), form_timeout=0.0)
+    with pytest.raises(ClusterNotReady, match="cluster not ok after"):
+        local.start()
+    assert local.nodes == []
+    local.stop()  # safe twice
+
+
+def test_local_cluster_as_context_manager_stops_everything():
+    with LocalCluster(1, server_binary("bundled")) as local:
+        servers = list(local.nodes)
+        client = local.client()
+        assert client.set("{one}:x", "1") and client.get("{one}:x") == "1"
+        assert repr(local) == "<LocalCluster 1 masters, running>"
+    assert not any(server.running for server in servers)
+    assert repr(local) == "<LocalCluster 1 masters, stopped>"
+    with pytest.raises(RedisUnavailable, match="not running"):
+        local.client()
 
 
 def _queue_owned_by(cluster: Cluster, index: int, stem: str) -> QueueContext:
@@ -296,12 +268,13 @@ def test_every_key_of_a_queue_is_in_one_slot_on_its_owner(clean: Cluster):
     slot = key_slot(Keys.prioritized(ctx))
     for node in clean.nodes:
         assert {int(node.execute_command("CLUSTER KEYSLOT", key)) for key in keys} == {slot}
+    assert {s for _, s in keyslot_table(clean.client, sorted(keys))} == {slot}
     assert {key_slot(key) for key in keys} == {slot}
     assert int(clean.nodes[owner].execute_command("CLUSTER COUNTKEYSINSLOT", slot)) == len(keys)
     assert set(clean.nodes[owner].execute_command("CLUSTER GETKEYSINSLOT", slot, 1000)) == keys
     # Every node names the same owner for that slot: the node holding the keys.
     for node in clean.nodes:
-        owners = {port for (lo, hi), port in _cluster_view(node).items() if lo <= slot <= hi}
+        owners = {port for (lo, hi), port in slot_map(node).items() if lo <= slot <= hi}
         assert owners == {clean.servers[owner].port}
     assert clean.client.get_node_from_key(Keys.pc(ctx)).port == clean.servers[owner].port
 
