@@ -70,6 +70,9 @@ class Keys:
     @staticmethod
     def base(ctx: QueueContext) -> str:
         """The key prefix of the queue, ``emq:{Q}:``; scripts append job ids to it."""
+        if not isinstance(ctx, QueueContext):
+            raise TypeError(f"expected a QueueContext, e.g. QueueContext('orders'), got "
+                            f"{type(ctx).__name__} {ctx!r}")
         return f"{ctx.prefix}:{{{ctx.queue}}}:"
 
     @staticmethod

@@ -77,7 +77,9 @@ class Demo:
     """
 
     def __init__(self, queue: str, client=None) -> None:
-        if not isinstance(queue, str) or not queue.startswith(DEMO_PREFIX):
+        if not isinstance(queue, str):
+            raise TypeError(f"queue must be a str, got {type(queue).__name__} {queue!r}")
+        if not queue.startswith(DEMO_PREFIX):
             raise ValueError(f"demo queue names start with {DEMO_PREFIX!r}, got {queue!r}")
         self.ctx = QueueContext(queue)
         self.client = client if client is not None else connect()

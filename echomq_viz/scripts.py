@@ -21,6 +21,7 @@ so a call that bypasses Python is refused as well, before anything is written.
 from __future__ import annotations
 
 import json
+import numbers
 import re
 import time
 from dataclasses import dataclass, field
@@ -38,7 +39,13 @@ __all__ = [
     "load_scripts",
     "Job",
     "Scripts",
+    "validate_priority",
+    "MAX_LOCK_MS",
+    "MAX_TIMESTAMP_MS",
 ]
+
+MAX_LOCK_MS = 2**31 - 1  # about 24.8 days; far past any lock, far from PX overflow
+MAX_TIMESTAMP_MS = 2**53 - 1  # whole milliseconds a double (and JavaScript) keeps exact
 
 
 def _find_lua_dir() -> Path:
@@ -228,9 +235,12 @@ def _check_name(name: object) -> str:
     return name
 
 
-def _check_priority(priority: object, lowest: int = 1) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int):
+def validate_priority(priority: object, lowest: int = 1) -> int:
+    """Return ``priority`` as an int after checking it is one in
+    ``lowest..PRIORITY_LIMIT``; numpy integers are accepted, bools are not."""
+    if isinstance(priority, bool) or not isinstance(priority, numbers.Integral):
         raise TypeError(f"priority must be an int, got {type(priority).__name__} {priority!r}")
+    priority = int(priority)
     if not lowest <= priority <= PRIORITY_LIMIT:
         hint = " (0 means no priority: use add_standard_job)" if priority == 0 else ""
         raise ValueError(
@@ -239,12 +249,28 @@ def _check_priority(priority: object, lowest: int = 1) -> int:
     return priority
 
 
-def _check_positive_int(what: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+def _check_positive_int(what: str, value: object, highest: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{what} must be >= 1, got {value}")
+    value = int(value)
+    if value < 1 or (highest is not None and value > highest):
+        upper = f"..{highest:_}" if highest is not None else " or more"
+        raise ValueError(f"{what} must be in 1{upper}, got {value:_}")
     return value
+
+
+def _check_timestamp(timestamp: int | None) -> int:
+    if timestamp is None:
+        return _now_ms()
+    return _check_positive_int("timestamp", timestamp, MAX_TIMESTAMP_MS)
+
+
+def _check_token(token: object) -> str:
+    if not isinstance(token, str):
+        raise TypeError(f"lock token must be a str, got {type(token).__name__} {token!r}")
+    if not token:
+        raise ValueError("lock token must not be empty")
+    return token
 
 
 def _encode_data(data: object) -> str:
@@ -291,9 +317,9 @@ class Scripts:
     ) -> list[Any]:
         """The checked ARGV of addPrioritizedJob-9."""
         _check_name(name)
-        _check_priority(priority)
+        priority = validate_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
-        ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
+        ts = _check_timestamp(timestamp)
         return [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
 
     def _pipeline_client(self, key: str):
@@ -330,7 +356,7 @@ class Scripts:
 
         Every job is validated before the first is sent.
         """
-        _check_positive_int("chunk_size", chunk_size)
+        chunk_size = _check_positive_int("chunk_size", chunk_size)
         prepared = []
         for job in jobs:
             if not 3 <= len(job) <= 4:
@@ -356,7 +382,7 @@ class Scripts:
         """Run ``addStandardJob-9``: a job without priority, on the wait list."""
         _check_name(name)
         custom = "" if job_id is None else validate_job_id(job_id)
-        ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
+        ts = _check_timestamp(timestamp)
         keys = self.sources["addStandardJob"].keys(ctx)
         args = [Keys.base(ctx), custom, name, ts, _encode_data(data)]
         return self._registered["addStandardJob"](keys=keys, args=args)
@@ -368,10 +394,9 @@ class Scripts:
     ) -> Job | None:
         """Run ``moveToActive-11``: take the next job (wait list first, then the
         smallest score), lock it, and return it; None when there is none."""
-        if not isinstance(token, str) or not token:
-            raise ValueError(f"lock token must be a non-empty str, got {token!r}")
-        _check_positive_int("lock_ms", lock_ms)
-        ts = _now_ms() if timestamp is None else _check_positive_int("timestamp", timestamp)
+        _check_token(token)
+        lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
+        ts = _check_timestamp(timestamp)
         keys = self.sources["moveToActive"].keys(ctx)
         reply = self._registered["moveToActive"](keys=keys, args=[Keys.base(ctx), ts, token, lock_ms])
         return _job_from_reply(reply) if reply else None
@@ -380,10 +405,9 @@ class Scripts:
               batch_size: int = 1000) -> list[Job]:
         """Run ``moveToActive-11`` until it finds nothing, ``batch_size`` calls
         per pipeline round trip; return the jobs in the order handed out."""
-        if not isinstance(token, str) or not token:
-            raise ValueError(f"lock token must be a non-empty str, got {token!r}")
-        _check_positive_int("lock_ms", lock_ms)
-        _check_positive_int("batch_size", batch_size)
+        _check_token(token)
+        lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
+        batch_size = _check_positive_int("batch_size", batch_size)
         script = self._registered["moveToActive"]
         keys = self.sources["moveToActive"].keys(ctx)
         client = self._pipeline_client(keys[0])
@@ -410,7 +434,7 @@ class Scripts:
         """
         if not isinstance(job_id, str) or not job_id:
             raise ValueError(f"job id must be a non-empty str, got {job_id!r}")
-        _check_priority(priority)
+        priority = validate_priority(priority)
         if not isinstance(lifo, bool):
             raise TypeError(f"lifo must be a bool, got {type(lifo).__name__}")
         keys = self.sources["changePriority"].keys(ctx)
@@ -419,7 +443,7 @@ class Scripts:
 
     def counts_per_priority(self, ctx: QueueContext, priorities: Iterable[int]) -> dict[int, int]:
         """Run ``getCountsPerPriority-2``: jobs per tier (0 = the wait list)."""
-        asked = [_check_priority(p, lowest=0) for p in priorities]
+        asked = [validate_priority(p, lowest=0) for p in priorities]
         if not asked:
             return {}
         counts = self._registered["getCountsPerPriority"](

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import html
 import io
+import numbers
 from typing import Callable, Iterator, Sequence
 
 import ipywidgets as w
@@ -27,7 +28,7 @@ from matplotlib.figure import Figure
 from . import plots
 from .live import Comparison, Demo, seeded_priorities
 from .score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, split_score, stored_score
-from .scripts import LUA_DIR, Job, resolve_includes
+from .scripts import LUA_DIR, Job, resolve_includes, validate_priority
 
 __all__ = [
     "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "InspectorView",
@@ -195,6 +196,29 @@ class _Blitter:
                 artist.set_animated(True)
 
 
+def _int_in(what: str, value: object, low: int, high: int) -> int:
+    """``value`` as an int after checking it is one in ``low..high``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{what} must be in {low:,}..{high:,}, got {value:,}")
+    return int(value)
+
+
+def _job_pair(what: str, job: object, max_priority: int) -> tuple[int, int]:
+    """A ``(priority, counter)`` pair for a view's sliders."""
+    if not isinstance(job, (tuple, list)) or len(job) != 2:
+        raise TypeError(f"{what} must be a (priority, counter) pair, got {job!r}")
+    return (_int_in(f"{what} priority", job[0], 1, max_priority),
+            _int_in(f"{what} counter", job[1], 0, COUNTER_MASK))
+
+
+def _require(demo: object) -> Demo:
+    if not isinstance(demo, Demo):
+        raise TypeError(f"this view needs a Demo, e.g. Demo('viz-mine'), got {type(demo).__name__}")
+    return demo
+
+
 class _View:
     """Displays as its widget tree, with a short deterministic text repr."""
 
@@ -267,7 +291,10 @@ class HeroView(_View):
 
     def __init__(self, demo: Demo | None = None, *, priority: int = 1, counter: int = 1,
                  tiers: int = 6) -> None:
-        self.demo = demo
+        tiers = _int_in("tiers", tiers, 1, 20)
+        priority = _int_in("priority", priority, 1, tiers)
+        counter = _int_in("counter", counter, 0, COUNTER_MASK)
+        self.demo = None if demo is None else _require(demo)
         self.status = _Status()
         self.fig = _figure(8.4, 4.6)
         grid = self.fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.6,
@@ -360,7 +387,9 @@ class ComparisonView(_View):
 
     def __init__(self, demo: Demo | None = None, *, a: tuple[int, int] = (1, 4_000_000_000),
                  b: tuple[int, int] = (2, 1), max_priority: int = 5) -> None:
-        self.demo = demo
+        max_priority = _int_in("max_priority", max_priority, 1, 20)
+        a, b = _job_pair("job A", a, max_priority), _job_pair("job B", b, max_priority)
+        self.demo = None if demo is None else _require(demo)
         self.status = _Status()
         self.result: Comparison | None = None
 
@@ -444,6 +473,7 @@ class ComparisonView(_View):
 
     @_guarded
     def _on_run(self, button=None) -> None:
+        self.status.clear()
         self.run_on_redis()
 
     def run_on_redis(self) -> Comparison:
@@ -475,10 +505,13 @@ class ConsumeView(_View):
     """
 
     def __init__(self, demo: Demo, *, priorities: Sequence[int], waiting: int = 1) -> None:
-        self.demo = demo
+        self.demo = _require(demo)
         self.status = _Status()
-        self.batch = list(priorities)
-        self.waiting = waiting
+        # Checked before anything touches Redis: a bad batch must not empty the queue.
+        self.batch = [validate_priority(p) for p in priorities]
+        if not 1 <= len(self.batch) <= 40:
+            raise ValueError(f"the batch must hold 1..40 jobs, got {len(self.batch)}")
+        self.waiting = _int_in("waiting", waiting, 0, 10)
         self.popped: list[Job] = []
         capacity = len(self.batch) + waiting
         self.fig = _figure(8.4, 2.1)
@@ -593,9 +626,12 @@ class BandsView(_View):
 
     def __init__(self, demo: Demo, *, tiers: int = 4, jobs: int = 200, start: int = 0,
                  seed: int = 4) -> None:
-        self.demo = demo
+        self.demo = _require(demo)
+        tiers = _int_in("tiers", tiers, 1, 8)
+        jobs = _int_in("jobs", jobs, 10, 5000)
+        start = _int_in("start", start, 0, COUNTER_MASK - 5000)
         self.status = _Status()
-        self.seed = seed
+        self.seed = _int_in("seed", seed, 0, 2**32)
         self.fig = _figure(8.4, 4.6)
         self.close_up = plots.draw_bands(self.fig.add_axes((0.08, 0.11, 0.5, 0.8)), 8, zoomed=True)
         self.full = plots.draw_bands(self.fig.add_axes((0.69, 0.52, 0.29, 0.39)), 8)
@@ -685,9 +721,13 @@ class FrontierView(_View):
 
     def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, first_counter: int = 4,
                  width: int = 16) -> None:
-        self.demo = demo
+        allowed = [value for _, value in FRONTIER_PRIORITIES]
+        if priority not in allowed:
+            raise ValueError(f"priority must be one of {', '.join(f'{v:,}' for v in allowed)}, got {priority!r}")
+        self.width = _int_in("width", width, 2, 64)
+        first_counter = _int_in("first_counter", first_counter, 0, COUNTER_MASK - self.width)
+        self.demo = None if demo is None else _require(demo)
         self.status = _Status()
-        self.width = width
         self.fig = _figure(7.2, 3.6)
         ax = self.fig.add_axes((0.11, 0.14, 0.86, 0.76))
         self.frontier = plots.draw_frontier(ax, priority, range(first_counter, first_counter + width))
@@ -739,6 +779,7 @@ class FrontierView(_View):
 
     @_guarded
     def _on_run(self, button=None) -> None:
+        self.status.clear()
         self.run_on_redis()
 
     def run_on_redis(self) -> list[str]:
@@ -769,9 +810,11 @@ class WrapView(_View):
 
     def __init__(self, demo: Demo, *, start: int = TIER_SPAN - 3, jobs: int = 6,
                  priority: int = 3) -> None:
-        self.demo = demo
+        self.demo = _require(demo)
+        start = _int_in("start", start, TIER_SPAN - 10, TIER_SPAN + 2)
         self.status = _Status()
-        self.jobs, self.job_priority = jobs, priority
+        self.jobs = _int_in("jobs", jobs, 1, 12)
+        self.job_priority = validate_priority(priority)
         self.fig = _figure(7.2, 1.6)
         self.arrivals = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.55, 0.96, 0.3)), jobs,
                                                "arrival order")
@@ -832,9 +875,12 @@ class InspectorView(_View):
     """
 
     def __init__(self, url: str = "", *, prefix: str = "emq", queue: str = "", tiers: int = 8) -> None:
+        for what, value in (("url", url), ("prefix", prefix), ("queue", queue)):
+            if not isinstance(value, str):
+                raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
         self.status = _Status()
         self.report = None
-        self.tiers = tiers
+        self.tiers = _int_in("tiers", tiers, 1, 20)
         self.url = w.Text(value=url, description="Redis URL", placeholder="REDIS_URL or the embedded server",
                           style=_SLIDER_STYLE, layout=_WIDE)
         self.prefix = w.Text(value=prefix, description="prefix", style=_SLIDER_STYLE)

@@ -27,6 +27,7 @@ local prioritizedKey, eventsKey, priorityCounterKey = KEYS[4], KEYS[8], KEYS[9]
 local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 --- @include "includes/checkPriority"
+--- @include "includes/checkKeyPrefix"
 --- @include "includes/checkJobArgs"
 --- @include "includes/nextJobId"
 --- @include "includes/storeJob"
@@ -36,7 +37,8 @@ local priority, priorityError = checkPriority(ARGV[6], 1)
 if not priority then
   return redis.error_reply("ERR " .. priorityError)
 end
-local argsError = checkJobArgs(customId, name, timestamp, data)
+local argsError = checkKeyPrefix(prefix, prioritizedKey, "prioritized") or
+  checkJobArgs(customId, name, timestamp, data)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end

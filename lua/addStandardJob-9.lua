@@ -24,13 +24,15 @@ local rcall = redis.call
 local waitKey, metaKey, idKey, eventsKey, markerKey = KEYS[1], KEYS[3], KEYS[4], KEYS[8], KEYS[9]
 local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
+--- @include "includes/checkKeyPrefix"
 --- @include "includes/checkJobArgs"
 --- @include "includes/nextJobId"
 --- @include "includes/storeJob"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
 
-local argsError = checkJobArgs(customId, name, timestamp, data)
+local argsError = checkKeyPrefix(prefix, waitKey, "wait") or
+  checkJobArgs(customId, name, timestamp, data)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end

@@ -25,6 +25,7 @@ local priorityCounterKey, markerKey = KEYS[6], KEYS[7]
 local prefix, jobId, lifo = ARGV[2], ARGV[3], ARGV[4]
 
 --- @include "includes/checkPriority"
+--- @include "includes/checkKeyPrefix"
 --- @include "includes/getPriorityScore"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
@@ -32,6 +33,10 @@ local prefix, jobId, lifo = ARGV[2], ARGV[3], ARGV[4]
 local priority, priorityError = checkPriority(ARGV[1], 1)
 if not priority then
   return redis.error_reply("ERR " .. priorityError)
+end
+local prefixError = checkKeyPrefix(prefix, waitKey, "wait")
+if prefixError then
+  return redis.error_reply("ERR " .. prefixError)
 end
 if jobId == nil or jobId == "" then
   return redis.error_reply("ERR job id must not be empty")

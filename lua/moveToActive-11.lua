@@ -19,7 +19,7 @@
     ARGV[1] key prefix, "emq:{queue}:"
     ARGV[2] timestamp, whole milliseconds since the epoch
     ARGV[3] lock token, not empty
-    ARGV[4] lock duration, whole milliseconds >= 1
+    ARGV[4] lock duration, whole milliseconds in 1..2^31 - 1
   Output:
     nil when the queue is paused or holds no job, else
     { jobId, score (the stored score as a string, or nil for a 'wait' job),
@@ -33,15 +33,20 @@ local prefix, timestamp, token, lockDuration = ARGV[1], ARGV[2], ARGV[3], ARGV[4
 
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
+--- @include "includes/checkKeyPrefix"
+--- @include "includes/checkTimestamp"
 
-if not string.match(timestamp or "", "^%d+$") then
-  return redis.error_reply("ERR timestamp must be whole milliseconds, got '" .. tostring(timestamp) .. "'")
+-- Every check comes before the first write: a refused call changes nothing.
+local argsError = checkKeyPrefix(prefix, waitKey, "wait") or checkTimestamp(timestamp)
+if argsError then
+  return redis.error_reply("ERR " .. argsError)
 end
 if token == nil or token == "" then
   return redis.error_reply("ERR lock token must not be empty")
 end
-if not string.match(lockDuration or "", "^%d+$") or tonumber(lockDuration) < 1 then
-  return redis.error_reply("ERR lock duration must be whole milliseconds >= 1, got '" ..
+if not string.match(lockDuration or "", "^%d+$") or tonumber(lockDuration) < 1 or
+    tonumber(lockDuration) > 2147483647 then
+  return redis.error_reply("ERR lock duration must be whole milliseconds in 1..2147483647, got '" ..
     tostring(lockDuration) .. "'")
 end
 

@@ -42,7 +42,7 @@ PYTHON_CASES = {
     "short tuple in a bulk add": (lambda s: s.add_prioritized_jobs(CTX, [("a", {})]), ValueError, "name, data"),
     "standard job without name": (lambda s: s.add_standard_job(CTX, "", {}), ValueError, "name"),
     "empty lock token": (lambda s: s.move_to_active(CTX, ""), ValueError, "token"),
-    "lock 0 ms": (lambda s: s.move_to_active(CTX, "t", 0), ValueError, ">= 1"),
+    "lock 0 ms": (lambda s: s.move_to_active(CTX, "t", 0), ValueError, "1..2_147_483_647"),
     "lock True ms": (lambda s: s.move_to_active(CTX, "t", True), TypeError, "int"),
     "change to priority 0": (lambda s: s.change_priority(CTX, "1", 0), ValueError, "add_standard_job"),
     "change with lifo 'yes'": (lambda s: s.change_priority(CTX, "1", 2, lifo="yes"), TypeError, "bool"),

@@ -8,6 +8,7 @@
   Output:
     nil when all is well, else an error message
 ]]
+--- @include "checkTimestamp"
 local function checkJobArgs(customId, name, timestamp, data)
   if customId ~= "" then
     if string.match(customId, "^%d+$") then
@@ -20,8 +21,9 @@ local function checkJobArgs(customId, name, timestamp, data)
   if name == nil or name == "" then
     return "job name must not be empty"
   end
-  if not string.match(timestamp or "", "^%d+$") then
-    return "timestamp must be whole milliseconds, got '" .. tostring(timestamp) .. "'"
+  local timestampError = checkTimestamp(timestamp)
+  if timestampError then
+    return timestampError
   end
   if not pcall(cjson.decode, data or "") then
     return "job data must be a JSON string"
