@@ -1,7 +1,8 @@
 """Interactive views for the notebooks: ipywidgets controls around ipympl figures.
 
 Every view builds its figure once and, on each slider move, updates the
-artists from :mod:`echomq_viz.plots` in place and calls ``draw_idle``. Redis
+artists from :mod:`echomq_viz.plots` in place and redraws: ``draw_idle``, or,
+for the hero figure, blitting only the artists that moved. Redis
 round trips (through :class:`echomq_viz.live.Demo`) happen on a button or on
 slider release, with the button disabled while busy. Any error inside a
 callback becomes one red line in the view's status, never a traceback.
