@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import redis
 
+from echomq_viz.inspect import inspect_queue
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.scripts import Scripts
 
@@ -87,13 +89,69 @@ LUA_CASES = {
 }
 
 
+# More cases: other wrong types, huge ints, the inspector, and the key prefix.
+PYTHON_CASES.update({
+    # wrong types the other file does not try
+    "ctx is a plain str": (lambda s: s.add_prioritized_job("test-queue", "j", {}, 1), TypeError, "QueueContext"),
+    "priority numpy float64": (lambda s: s.add_prioritized_job(CTX, "j", {}, np.float64(2.0)), TypeError, "float64"),
+    "name as bytes": (lambda s: s.add_prioritized_job(CTX, b"j", {}, 1), TypeError, "job name must be a str, got bytes"),
+    "custom id as bytes": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id=b"x"), TypeError, "job id must be a str, got bytes"),
+    "lock token as bytes": (lambda s: s.move_to_active(CTX, b"t"), TypeError, "lock token must be a str"),
+    "data holding bytes": (lambda s: s.add_prioritized_job(CTX, "j", {"x": b"a"}, 1), TypeError, "JSON"),
+    "data holding inf": (lambda s: s.add_prioritized_job(CTX, "j", [math.inf], 1), TypeError, "NaN/inf"),
+    "timestamp as float": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, timestamp=1.7e12), TypeError, "timestamp must be an int"),
+    "count priorities given as a str": (lambda s: s.counts_per_priority(CTX, "12"), TypeError, "got str '1'"),
+    "count priority NaN": (lambda s: s.counts_per_priority(CTX, [math.nan]), TypeError, "float nan"),
+    "change priority of an int job id": (lambda s: s.change_priority(CTX, 1, 2), ValueError, "job id must be a non-empty str"),
+    "bulk add chunk_size 0": (lambda s: s.add_prioritized_jobs(CTX, [("a", {}, 1)], chunk_size=0), ValueError, "chunk_size"),
+    "drain batch_size 0": (lambda s: s.drain(CTX, "t", batch_size=0), ValueError, "batch_size"),
+    # huge ints
+    "priority 10**100": (lambda s: s.add_prioritized_job(CTX, "j", {}, 10**100), ValueError, "2**21 - 1"),
+    "counter 2**63": (lambda s: s.set_priority_counter(CTX, 2**63), ValueError, "2**63 - 2"),
+    "lock 10**30 ms": (lambda s: s.move_to_active(CTX, "t", 10**30), ValueError, "lock_ms"),
+    "lock 2**63 - 1 ms": (lambda s: s.move_to_active(CTX, "t", 2**63 - 1), ValueError, "lock_ms"),
+    "timestamp 2**64 ms": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, timestamp=2**64), ValueError, "timestamp"),
+    # the inspector (read-only) on names it cannot use
+    "inspect a bytes queue name": (lambda s: inspect_queue(s.client, b"{q}"), TypeError, "queue name must be a str, got bytes"),
+    "inspect with a prefix holding a space": (lambda s: inspect_queue(s.client, "{q}", "em q"), ValueError, "key prefix 'em q'"),
+})
+
+
+TS = "1700000000000"
+
+
+def _add_args(prefix=PREFIX, priority="5", timestamp=TS):
+    return [prefix, "", "j", timestamp, "{}", priority]
+
+
+LUA_CASES.update({
+    "add: priority 'nan'": ("addPrioritizedJob", _add_args(priority="nan"), "integer"),
+    "add: priority '0x10'": ("addPrioritizedJob", _add_args(priority="0x10"), "integer"),
+    "add: priority ' 5'": ("addPrioritizedJob", _add_args(priority=" 5"), "integer"),
+    "add: timestamp '1.7e12'": ("addPrioritizedJob", _add_args(timestamp="1.7e12"), "timestamp"),
+    "standard: timestamp '-1'": ("addStandardJob", _add_args(timestamp="-1")[:5], "timestamp"),
+    "count: 'nan'": ("getCountsPerPriority", ["nan"], "integer in 0..2097151"),
+    "change: priority 'inf'": ("changePriority", ["inf", PREFIX, "1", "0"], "in 1..2097151"),
+    # a lock too long for SET PX: must be refused before the job leaves the set
+    "consume: lock 10^30 ms": ("moveToActive", [PREFIX, TS, "t", "1" + "0" * 30], "lock duration"),
+    "consume: lock 2^63 - 1 ms": ("moveToActive", [PREFIX, TS, "t", str(2**63 - 1)], "lock duration"),
+    # ARGV[1] must be the base of the script's own KEYS: else the job hash
+    # lands in another queue's keys (or at the top level of the keyspace)
+    "add: prefix of another queue": ("addPrioritizedJob", _add_args(prefix="emq:{other}:"), "prefix"),
+    "add: empty prefix": ("addPrioritizedJob", _add_args(prefix=""), "prefix"),
+    "consume: prefix of another queue": ("moveToActive", ["emq:{other}:", TS, "t", "1000"], "prefix"),
+})
+
+
 @pytest.fixture
 def loaded(scripts: Scripts, r):
-    """A queue with prioritized, waiting and active jobs, plus a foreign key."""
+    """A queue with prioritized, waiting and active jobs, plus foreign keys."""
     scripts.add_prioritized_jobs(CTX, [("a", {}, 3), ("b", {}, 1), ("c", {}, 2)])
     scripts.add_standard_job(CTX, "w", {})
     scripts.move_to_active(CTX, "t")
+    scripts.add_prioritized_job(CTX, "d", {}, 2)
     r.set("someone-else", "data")
+    r.hset("emq:{other}:4", "mine", "yes")
     return scripts
 
 
@@ -120,6 +178,6 @@ def test_lua_scripts_refuse_and_write_nothing(loaded, keyspace, case):
 
 def test_lua_accepts_the_valid_counterparts(loaded):
     # The refusals above are about the bad field, not the call shape.
-    assert loaded.run("addPrioritizedJob", CTX, add_args(priority=LIMIT)) == "5"
-    assert loaded.run("changePriority", CTX, ["2", PREFIX, "5", "1"]) == 0
-    assert loaded.run("getCountsPerPriority", CTX, ["0", "1", "2", LIMIT]) == [0, 1, 2, 0]
+    assert loaded.run("addPrioritizedJob", CTX, add_args(priority=LIMIT)) == "6"
+    assert loaded.run("changePriority", CTX, ["2", PREFIX, "6", "1"]) == 0
+    assert loaded.run("getCountsPerPriority", CTX, ["0", "1", "2", LIMIT]) == [0, 1, 3, 0]
