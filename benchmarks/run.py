@@ -50,10 +50,9 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 def bench_slider(moves: int) -> dict:
-    from echomq_viz.widgets import HeroView, _figure
+    from echomq_viz.widgets import HeroView, hero_figure
 
     hero = HeroView(None)
-    hero.fig.canvas.syncing_data_url = False  # as once a front-end has connected
     rng = np.random.default_rng(1)
     counters = rng.integers(0, COUNTER_MASK, moves)
     times = []
@@ -64,12 +63,7 @@ def bench_slider(moves: int) -> dict:
 
     def naive(priority: int, counter: int) -> None:
         # The same view re-created from scratch on every move.
-        fig = _figure(8.4, 4.6)
-        fig.canvas.syncing_data_url = False
-        grid = fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.6,
-                                left=0.08, right=0.98, top=0.93, bottom=0.13)
-        plots.draw_staircase(fig.add_subplot(grid[0]), range(1, 7), priority, counter)
-        plots.draw_bit_strip(fig.add_subplot(grid[1]), priority, counter)
+        fig = hero_figure(priority, counter)[0]
         fig.canvas.draw()
 
     naive_times = []
@@ -162,7 +156,6 @@ def bench_bands(jobs: int) -> dict:
         start = time.perf_counter()
         demo.add_batch(priorities)
         fill_s = time.perf_counter() - start
-        view.fig.canvas.syncing_data_url = False
         start = time.perf_counter()
         scores = [e.score for e in demo.entries()]
         read_s = time.perf_counter() - start

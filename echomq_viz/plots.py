@@ -19,6 +19,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
@@ -150,9 +151,10 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
         ax.add_patch(bar)
         bars.append(bar)
     (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
-    jump = ax.annotate("+1 priority = +0x100000000", xy=(0, 0), xytext=(0, 0), color=TIER_BITS_COLOR,
-                       fontsize=9, ha="left", va="top",
-                       arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR))
+    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0),
+                       arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR, shrinkA=7))
+    ax.text(0.01, 0.97, "arrow: the same counter one priority up, +0x100000000", transform=ax.transAxes,
+            color=TIER_BITS_COLOR, fontsize=9, va="top")
     ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
     ax.set_ylim(priorities.start - 0.15, priorities.stop + 0.35)
     ax.set_xticks(list(priorities))
@@ -173,7 +175,7 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
     nxt = priority + 1
     stairs.jump.set_visible(nxt < stairs.priorities.stop)
     stairs.jump.xy = (nxt, y + 1)  # the arrow head: the same counter, one tier up
-    stairs.jump.set_position((priority + 0.12, y - 0.12))
+    stairs.jump.set_position((priority, y))  # from the dot
 
 
 def staircase_artists(stairs: Staircase) -> list:
@@ -320,6 +322,11 @@ def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
     note = ax.text(0.01, 0.99, "", transform=ax.transAxes, va="top", fontsize=8)
     ax.set_xlabel("arrival counter: the low 32 bits")
     ax.set_ylabel("score / 0x100000000")
+    if zoomed:  # whole counters with separators, never an offset like "+3e9"
+        ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    else:
+        ax.set_xticks([0, 2**31, 2**32], ["0", "2^31", "2^32"])
     bands = Bands(spans, lines, points, density, note, zoomed)
     update_bands(bands, np.empty(0), tiers)
     return bands

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 _SLIDER_STYLE = {"description_width": "90px"}
+_PRE = "font-size:12px; font-family:var(--jp-code-font-family, monospace); white-space:pre"
 _WIDE = w.Layout(width="620px")
 
 
@@ -92,6 +93,9 @@ def _figure(width: float, height: float) -> Figure:
     canvas.footer_visible = False
     canvas.toolbar_visible = False
     canvas.resizable = False
+    # ipympl 0.10 syncs an unprefixed data URL until a page attaches; a page
+    # that receives it first shows a blank figure for good. Frames still flow.
+    canvas.syncing_data_url = False
     canvas.layout.width = f"{int(width * 96) + 4}px"
     return fig
 
@@ -281,6 +285,16 @@ def _score_text(priority: int, counter: int) -> str:
 # -- notebook 01: the hero figure ---------------------------------------------------
 
 
+def hero_figure(priority: int, counter: int, tiers: int = 6) -> tuple[Figure, plots.Staircase, plots.BitStrip]:
+    """The hero figure, drawn once: the staircase of tiers above the 64-bit strip."""
+    fig = _figure(8.0, 4.0)
+    grid = fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.65,
+                            left=0.08, right=0.98, top=0.92, bottom=0.14)
+    stairs = plots.draw_staircase(fig.add_subplot(grid[0]), range(1, tiers + 1), priority, counter)
+    strip = plots.draw_bit_strip(fig.add_subplot(grid[1]), priority, counter)
+    return fig, stairs, strip
+
+
 class HeroView(_View):
     """Priority and counter sliders, the score in decimal and hex, the 64-bit
     strip and the staircase of tiers. With the live switch on, every change
@@ -297,12 +311,7 @@ class HeroView(_View):
         counter = _int_in("counter", counter, 0, COUNTER_MASK)
         self.demo = None if demo is None else _require(demo)
         self.status = _Status()
-        self.fig = _figure(8.4, 4.6)
-        grid = self.fig.add_gridspec(2, 1, height_ratios=[4.2, 1], hspace=0.6,
-                                     left=0.08, right=0.98, top=0.93, bottom=0.13)
-        self.stairs = plots.draw_staircase(self.fig.add_subplot(grid[0]), range(1, tiers + 1),
-                                           priority, counter)
-        self.strip = plots.draw_bit_strip(self.fig.add_subplot(grid[1]), priority, counter)
+        self.fig, self.stairs, self.strip = hero_figure(priority, counter, tiers)
         self.priority = w.IntSlider(value=priority, min=1, max=tiers, description="priority",
                                     style=_SLIDER_STYLE, layout=_WIDE)
         self.counter = w.IntSlider(value=counter, min=0, max=COUNTER_MASK, description="counter",
@@ -421,7 +430,7 @@ class ComparisonView(_View):
         self.run_button.on_click(self._on_run)
         self.widget = w.VBox([
             w.HBox([self.a_priority, self.a_counter]), w.HBox([self.b_priority, self.b_counter]),
-            self.prediction, w.HBox([self.fig.canvas, self.explanation]),
+            self.prediction, self.fig.canvas, self.explanation,
             w.HBox([self.run_button, self.redis_result]), self.status.widget,
         ])
 
@@ -469,7 +478,7 @@ class ComparisonView(_View):
         plots.update_score_pair(self.pair, self.job_a, self.job_b)
         if self.prediction.value is not None:
             self.fig.canvas.layout.visibility = "visible"
-            self.explanation.value = f"<pre style='font-size:12px'>{html.escape(self.verdict_text())}</pre>"
+            self.explanation.value = f"<pre style='{_PRE}'>{html.escape(self.verdict_text())}</pre>"
         self.fig.canvas.draw_idle()
 
     @_guarded
@@ -531,7 +540,7 @@ class ConsumeView(_View):
         self.drain_button.on_click(self._on_drain)
         self.widget = w.VBox([
             w.HBox([self.refill_button, self.step_button, self.drain_button]),
-            self.fig.canvas, w.HBox([self.table, self.log]), self.status.widget,
+            self.fig.canvas, self.log, self.table, self.status.widget,
         ])
         self.refill()
 
@@ -594,8 +603,8 @@ class ConsumeView(_View):
         queued = [(e.job_id, e.priority) for e in self.demo.entries()]
         plots.update_queue_strip(self.queue_strip, waiting + queued)
         plots.update_queue_strip(self.popped_strip, [(j.id, j.priority) for j in self.popped])
-        self.table.value = f"<pre style='font-size:12px'>{html.escape(self.table_text())}</pre>"
-        self.log.value = (f"<pre style='font-size:12px'>popped: {html.escape(self.popped_text())}</pre>")
+        self.table.value = f"<pre style='{_PRE}'>{html.escape(self.table_text())}</pre>"
+        self.log.value = (f"<pre style='{_PRE}'>popped: {html.escape(self.popped_text())}</pre>")
         self.fig.canvas.draw_idle()
 
     @_guarded
@@ -636,7 +645,6 @@ class BandsView(_View):
         self.fig = _figure(8.4, 4.6)
         self.close_up = plots.draw_bands(self.fig.add_axes((0.08, 0.11, 0.5, 0.8)), 8, zoomed=True)
         self.full = plots.draw_bands(self.fig.add_axes((0.69, 0.52, 0.29, 0.39)), 8)
-        self.full.points.axes.set_xticks([0, 2**31, 2**32], ["0", "2^31", "2^32"])
         self.close_up.points.axes.set_title("the jobs up close", fontsize=10)
         self.full.points.axes.set_title("at full scale", fontsize=10)
         self.edge = plots.draw_tier_boundary(self.fig.add_axes((0.69, 0.11, 0.29, 0.13)), 1)
@@ -770,7 +778,7 @@ class FrontierView(_View):
 
     def _redraw(self) -> None:
         plots.update_frontier(self.frontier, self.priority.value, self.counters)
-        self.summary.value = f"<pre style='font-size:12px'>{html.escape(self.summary_text())}</pre>"
+        self.summary.value = f"<pre style='{_PRE}'>{html.escape(self.summary_text())}</pre>"
         self.fig.canvas.draw_idle()
 
     @_guarded
@@ -856,7 +864,7 @@ class WrapView(_View):
         rows.append(f"added:  {' '.join(added)}")
         rows.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
         self.text = "\n".join(rows)
-        self.table.value = f"<pre style='font-size:12px'>{html.escape(self.text)}</pre>"
+        self.table.value = f"<pre style='{_PRE}'>{html.escape(self.text)}</pre>"
         plots.update_queue_strip(self.arrivals, [(j, self.job_priority) for j in added])
         plots.update_queue_strip(self.pops, [(j, self.job_priority) for j in popped])
         self.fig.canvas.draw_idle()
@@ -886,7 +894,8 @@ class InspectorView(_View):
                           style=_SLIDER_STYLE, layout=_WIDE)
         self.prefix = w.Text(value=prefix, description="prefix", style=_SLIDER_STYLE)
         self.queue = w.Text(value=queue, description="queue", placeholder="{orders}", style=_SLIDER_STYLE)
-        self.run_button = w.Button(description="Inspect (read-only)", icon="search", button_style="primary")
+        self.run_button = w.Button(description="Inspect (read-only)", icon="search", button_style="primary",
+                                   layout=w.Layout(width="200px"))
         self.progress = w.IntProgress(value=0, min=0, max=1, description="reading", style=_SLIDER_STYLE)
         self.summary = w.HTML()
         self.fig = _figure(8.4, 3.4)
@@ -922,7 +931,7 @@ class InspectorView(_View):
         plots.update_bands(self.bands, report.scores[shown], self.tiers)
         hidden = report.total - int(shown.sum())
         text = report.summary() + (f"\n({hidden:,} jobs outside tiers 1..{self.tiers} not drawn)" if hidden else "")
-        self.summary.value = f"<pre style='font-size:12px'>{html.escape(text)}</pre>"
+        self.summary.value = f"<pre style='{_PRE}'>{html.escape(text)}</pre>"
         self.fig.canvas.draw_idle()
         return report
 

@@ -1,0 +1,351 @@
+"""Every notebook as a static HTML page that renders its widgets and ipympl
+figures from the stored widget state, with no network at all.
+
+``jupyter nbconvert --to html`` alone loads its widget JavaScript from public
+CDNs. Here the three pieces are fetched once, at build time, and copied next
+to the pages:
+
+- ``@jupyter-widgets/html-manager@^1`` (``dist/embed-amd.js``, the widget
+  manager for ipywidgets 8, and its icon fonts) and ``requirejs``
+  (``require.js``), taken from the npm registry with ``npm pack`` into a
+  cache folder (``~/.cache/echomq-viz/js`` by default; nothing of it is
+  committed);
+- ipympl's AMD bundle, shipped in its wheel as
+  ``share/jupyter/nbextensions/jupyter-matplotlib/index.js``, which the page
+  finds through a ``require.config`` path.
+
+A figure only reaches the widget state when something renders it, and a
+headless run never does. So each notebook is run here (its own kernel, the
+embedded Redis or ``REDIS_URL``), then one more hidden cell stores every
+ipympl canvas's current image (``_data_url``) and size in the state; that cell
+is not part of the page.
+
+Output layout::
+
+    OUT/01-one-score-two-keys.html ...
+    OUT/static/require.js
+    OUT/static/embed-amd.js
+    OUT/static/jupyter-matplotlib/index.js
+    OUT/@jupyter-widgets/[html-manager/dist/]*.woff2  (icon fonts, where its CSS looks)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterable, Sequence
+
+__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "fetch_js_assets", "ipympl_bundle",
+           "export_notebooks", "STATIC"]
+
+STATIC = "static"  # the folder beside the pages holding the JavaScript
+
+
+class ExportError(RuntimeError):
+    """The export could not be done; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class JsAsset:
+    """Files out of one npm package: (tarball member pattern, folder beside
+    the pages) pairs; each matching member keeps its file name."""
+
+    spec: str  # what ``npm pack`` is given
+    files: tuple[tuple[str, str], ...]
+
+
+JS_ASSETS = (
+    JsAsset("@jupyter-widgets/html-manager@^1", (
+        ("package/dist/embed-amd.js", STATIC),
+        # its icon fonts (Font Awesome, for button icons), in the two folders
+        # its two bundled stylesheets look in; woff2 is enough for browsers today
+        ("package/dist/*.woff2", "@jupyter-widgets/html-manager/dist"),
+        ("package/dist/*.woff2", "@jupyter-widgets"),
+    )),
+    JsAsset("requirejs@^2", (("package/require.js", STATIC),)),
+)
+
+
+# Run after the notebook's own cells: put each figure's current image into the
+# widget state (ipympl only does this while no front-end is attached, and only
+# on a redraw that a headless run never triggers). Prints nothing.
+_SNAPSHOT_CELL = """\
+def _echomq_viz_snapshot_figures():
+    import base64, io
+    try:
+        from ipympl.backend_nbagg import Canvas
+    except ImportError:
+        return
+    from ipywidgets import widgets as _w
+    registry = getattr(_w.widget, "_instances", None) or getattr(_w.Widget, "widgets", {})
+    for widget in list(registry.values()):
+        if isinstance(widget, Canvas):
+            figure = widget.figure
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi="figure")
+            widget.syncing_data_url = True  # a view may have switched it off
+            ratio = getattr(widget, "device_pixel_ratio", 1) or 1
+            widget._size = (figure.get_figwidth() * figure.dpi / ratio,
+                            figure.get_figheight() * figure.dpi / ratio)
+            widget._data_url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+_echomq_viz_snapshot_figures()
+del _echomq_viz_snapshot_figures
+"""
+
+# The lab template, plus: ipympl's module path for require.js, and MathJax only
+# when a notebook has maths (it is the one piece still taken from a CDN).
+_TEMPLATE = """\
+{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}
+{{ super() }}
+<script>require.config({paths: {"jupyter-matplotlib": "__STATIC__/jupyter-matplotlib/index"}});</script>
+{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}
+{%- if resources.echomq_viz_mathjax -%}{{ super() }}{%- endif -%}
+{%- endblock html_head_js_mathjax -%}
+{%- block extra_css -%}
+{{ super() }}
+<style>/* JupyterLab gives widgets its UI font; a static page must say so itself */
+.jupyter-widgets, .jupyter-widgets input, .jupyter-widgets button, .jupyter-widgets select,
+.widget-readout { font-family: var(--jp-ui-font-family); }</style>
+{%- endblock extra_css -%}
+""".replace("__STATIC__", STATIC)
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/echomq-viz`` (``~/.cache/echomq-viz``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "echomq-viz"
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None] = lambda _: None
+                    ) -> dict[str, Path]:
+    """The widget manager (with its icon fonts) and require.js, from the cache
+    or ``npm pack``.
+
+    Each package is packed once into ``cache_dir/js/<spec>/`` and the files
+    needed are unpacked beside its tarball (with a ``files.json`` listing
+    them); later builds need no network. Returns path beside the pages ->
+    cached file.
+    """
+    root = (cache_dir or cache_root()) / "js"
+    found: dict[str, Path] = {}
+    for asset in JS_ASSETS:
+        folder = root / _slug(asset.spec)
+        listing = folder / "files.json"
+        wanted = [list(pair) for pair in asset.files]
+        try:
+            recorded = json.loads(listing.read_text())
+            targets = {name: folder / "files" / name for name in recorded["files"]}
+            complete = recorded["patterns"] == wanted and bool(targets) and all(
+                target.is_file() for target in targets.values())
+        except (OSError, ValueError, KeyError, TypeError):
+            complete = False
+        if not complete:
+            folder.mkdir(parents=True, exist_ok=True)
+            tarballs = sorted(folder.glob("*.tgz"))  # packed before: no network needed
+            tarball = tarballs[-1] if tarballs else _npm_pack(asset.spec, folder, log)
+            shutil.rmtree(folder / "files", ignore_errors=True)
+            targets = _extract(tarball, asset.files, folder / "files")
+            listing.write_text(json.dumps({"patterns": wanted, "files": sorted(targets)}))
+        found.update(targets)
+    return found
+
+
+def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ExportError("npm is needed once, to fetch the widget JavaScript from the npm registry "
+                          "(install Node.js, e.g. apt-get install npm)")
+    log(f"fetching {spec} with npm pack into {folder}")
+    result = subprocess.run(
+        [npm, "pack", spec, "--json", "--ignore-scripts", "--pack-destination", str(folder)],
+        cwd=folder, capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
+        raise ExportError(f"npm pack {spec} failed: {tail}")
+    try:
+        filename = json.loads(result.stdout)[0]["filename"]
+    except (ValueError, LookupError, TypeError):
+        raise ExportError(f"npm pack {spec}: unexpected output {result.stdout[:200]!r}") from None
+    # npm names scoped tarballs "scope-name-1.2.3.tgz"
+    tarball = folder / filename.replace("@", "").replace("/", "-")
+    if not tarball.is_file():
+        candidates = sorted(folder.glob("*.tgz"))
+        if not candidates:
+            raise ExportError(f"npm pack {spec} wrote no tarball into {folder}")
+        tarball = candidates[-1]
+    return tarball
+
+
+def _extract(tarball: Path, patterns: Iterable[tuple[str, str]], into: Path) -> dict[str, Path]:
+    """Unpack the regular files matching each pattern to ``into/<folder>/<name>``."""
+    found: dict[str, Path] = {}
+    with tarfile.open(tarball, "r:gz") as archive:
+        members = [info for info in archive.getmembers() if info.isfile()]
+        for pattern, folder in patterns:
+            matched = [info for info in members if fnmatch.fnmatchcase(info.name, pattern)]
+            if not matched:
+                raise ExportError(f"{tarball.name} has no {pattern}")
+            for info in matched:
+                name = f"{folder}/{PurePosixPath(info.name).name}"
+                target = into / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                handle = archive.extractfile(info)
+                assert handle is not None
+                partial = target.with_name(target.name + ".part")
+                partial.write_bytes(handle.read())
+                partial.replace(target)
+                found[name] = target
+    return found
+
+
+def ipympl_bundle() -> Path:
+    """ipympl's AMD bundle for static pages, as its wheel installed it."""
+    relative = "share/jupyter/nbextensions/jupyter-matplotlib/index.js"
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        dist = distribution("ipympl")
+        for file in dist.files or ():
+            if str(file).replace("\\", "/").endswith(relative):
+                path = Path(dist.locate_file(file)).resolve()
+                if path.is_file():
+                    return path
+    except PackageNotFoundError:
+        raise ExportError("ipympl is not installed: pip install ipympl") from None
+    from jupyter_core.paths import jupyter_path
+
+    for base in jupyter_path("nbextensions"):
+        path = Path(base, "jupyter-matplotlib", "index.js")
+        if path.is_file():
+            return path
+    raise ExportError(f"ipympl's static bundle ({relative}) is not installed with it")
+
+
+def _has_maths(nb) -> bool:
+    return any(cell.cell_type == "markdown" and ("$" in cell.source or "\\begin{" in cell.source)
+               for cell in nb.cells)
+
+
+def _execute(nb, path: Path, timeout: int) -> None:
+    """Run the notebook in a fresh kernel, then store the figures' images."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    snapshot = nbformat.v4.new_code_cell(_SNAPSHOT_CELL)
+    nb.cells.append(snapshot)
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        nb.cells.remove(snapshot)
+
+
+def _exporter():
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    return HTMLExporter(
+        template_name="lab",
+        extra_loaders=[DictLoader({"echomq_viz_offline.html.j2": _TEMPLATE})],
+        template_file="echomq_viz_offline.html.j2",
+        widget_renderer_url=f"{STATIC}/embed-amd.js",
+        require_js_url=f"{STATIC}/require.js",
+    )
+
+
+def export_notebooks(
+    notebooks: Path, out: Path, *, names: Sequence[str] | None = None, cache_dir: Path | None = None,
+    execute: bool = True, timeout: int = 600, log: Callable[[str], None] = lambda _: None,
+) -> list[Path]:
+    """Write ``out/<notebook>.html`` for every notebook (or the ``names``
+    given) and the JavaScript they need under ``out/static/``.
+
+    :param execute: run each notebook first (the default) so its figures are
+        in the widget state; False keeps the stored outputs and state as they are.
+    :returns: the pages written.
+    """
+    import nbformat
+
+    paths = _select(notebooks, names)
+    assets = fetch_js_assets(cache_dir, log=log)
+    for name, source in {**assets, f"{STATIC}/jupyter-matplotlib/index.js": ipympl_bundle()}.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, out / name)
+
+    exporter = _exporter()
+    written = []
+    with _redis_for_kernels(execute):
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            if execute:
+                log(f"running {path.name}")
+                try:
+                    _execute(nb, path, timeout)
+                except Exception as exc:  # a failing cell: say which notebook
+                    raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
+                                      f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+                                      ) from exc
+            elif "widgets" not in nb.metadata:
+                log(f"note: {path.name} has no stored widget state; its widgets will not render")
+            body, _ = exporter.from_notebook_node(
+                nb, resources={"echomq_viz_mathjax": _has_maths(nb), "metadata": {"name": path.stem}})
+            page = out / f"{path.stem}.html"
+            page.write_text(body, encoding="utf-8")
+            log(f"wrote {page}")
+            written.append(page)
+    return written
+
+
+def _select(notebooks: Path, names: Iterable[str] | None) -> list[Path]:
+    if not names:
+        paths = sorted(notebooks.glob("*.ipynb"))
+        if not paths:
+            raise ExportError(f"no notebooks in {notebooks}")
+        return paths
+    paths = []
+    for name in names:
+        candidate = Path(name)
+        if not candidate.is_file():
+            candidate = notebooks / Path(name).name
+        if not candidate.is_file():
+            raise ExportError(f"no notebook {name}")
+        paths.append(candidate)
+    return paths
+
+
+class _redis_for_kernels:
+    """While running notebooks: ``REDIS_URL`` as given, else one private
+    embedded server shared by their kernels, stopped afterwards."""
+
+    def __init__(self, needed: bool) -> None:
+        self.needed = needed
+        self.server = None
+
+    def __enter__(self):
+        from .server import ENV_URL, RedisServer
+
+        if self.needed and not os.environ.get(ENV_URL):
+            self.server = RedisServer().start()
+            os.environ[ENV_URL] = self.server.url
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from .server import ENV_URL
+
+        if self.server is not None:
+            os.environ.pop(ENV_URL, None)
+            self.server.stop()

@@ -1,0 +1,501 @@
+"""The notebooks in a real browser: Debian's Chromium driven by Playwright.
+
+Every notebook in ``notebooks/`` (found by glob, so new ones are covered
+without touching this file) is opened
+
+- in JupyterLab started by ``echomq-viz lab``: Run All, then
+- in the Voila app started by ``echomq-viz app``: one page per notebook,
+
+and checked the way a reader uses it: no "Error displaying widget", no error
+output; every slider moved from the keyboard (an arrow key, then Home/End)
+and by a mouse drag, each time with its readout and the view's figure
+changing; the Redis controls (buttons such as "Run it on Redis", "Pop one",
+"Drain", and the "live on Redis" switch) pressed, each changing the result
+shown. One screenshot per notebook goes to ``build/screenshots/``.
+
+Then ``echomq-viz export`` writes the offline pages and each one is opened
+from disk with every network request refused: widgets and figures render.
+
+Chromium is ``/usr/bin/chromium`` (``apt-get install chromium``; never a
+downloaded browser). Without it these tests skip, saying why, unless
+``ECHOMQ_VIZ_REQUIRE_BROWSER=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from test_cli import TOKEN, Launched
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(path.name for path in NOTEBOOK_DIR.glob("*.ipynb"))
+# The notebooks the issue names; they must have these controls.
+MUST_HAVE = {
+    "01-one-score-two-keys.ipynb": {"sliders": 2},
+    "02-which-pops-first.ipynb": {"sliders": 4, "buttons": {"Run it on Redis"}},
+    "03-inside-the-consume.ipynb": {"buttons": {"Pop one", "Drain"}},
+    "04-tiers-as-bands.ipynb": {"sliders": 3},
+}
+SCREENSHOTS = Path(os.environ.get("ECHOMQ_VIZ_SCREENSHOTS", ROOT / "build" / "screenshots"))
+CHROMIUM = os.environ.get("ECHOMQ_VIZ_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORT = {"width": 1366, "height": 768}
+
+# An output holding one of our interactive views.
+VIEW = ".jp-OutputArea-output:has(.widget-slider, .widget-button, .widget-checkbox)"
+STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
+
+# One string per figure in an element: the image on its ipympl canvas.
+FIGURES_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
+    .map(c => (c.width && c.height) ? c.toDataURL() : '')"""
+# How many pixels of each figure are drawn (not white, not transparent), sampled.
+PAINTED_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
+    .map(c => {
+        if (!c.width || !c.height) return 0;
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4 * 7)
+            if (d[i + 3] > 0 && (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245)) n++;
+        return n;
+    })"""
+
+
+# -- the browser and the servers ----------------------------------------------------------------
+
+
+def _browser_available() -> str | None:
+    """None, or why there is no browser to test with."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = _browser_available()
+    if reason:
+        if os.environ.get("ECHOMQ_VIZ_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests required (ECHOMQ_VIZ_REQUIRE_BROWSER=1): {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    for stale in SCREENSHOTS.glob("FAILED-*.png"):
+        stale.unlink()
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Path:
+    """A copy of the notebooks: the browser runs and saves them there, never
+    in the checkout."""
+    folder = tmp_path_factory.mktemp("served") / "notebooks"
+    folder.mkdir()
+    for path in NOTEBOOK_DIR.glob("*.ipynb"):
+        shutil.copy(path, folder / path.name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def lab(browser, served, tmp_path_factory):
+    launched = Launched("lab", served, log=tmp_path_factory.mktemp("lab") / "lab.log")
+    yield launched
+    launched.stop_and_check()
+
+
+@pytest.fixture(scope="module")
+def app(browser, served, tmp_path_factory):
+    launched = Launched("app", served, log=tmp_path_factory.mktemp("app") / "app.log")
+    yield launched
+    launched.stop_and_check()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    tab = context.new_page()
+    tab.set_default_timeout(30_000)
+    yield tab
+    context.close()
+
+
+@contextlib.contextmanager
+def shot_on_failure(tab, label: str):
+    """On a failure, keep what the browser showed: ``FAILED-<label>.png``."""
+    try:
+        yield
+    except BaseException:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception):
+            tab.screenshot(path=str(SCREENSHOTS / f"FAILED-{re.sub(r'[^A-Za-z0-9.-]+', '_', label)}.png"))
+        raise
+
+
+# -- waiting -------------------------------------------------------------------------------------
+
+
+def wait_until(check: Callable[[], object], timeout: float, message: Callable[[], str] | str):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(message() if callable(message) else message)
+        time.sleep(0.1)
+
+
+def _figures(view) -> list[str]:
+    return view.evaluate(FIGURES_JS)
+
+
+def _wait_painted(scope, what: str, timeout: float = 30) -> None:
+    """Every figure in ``scope`` shows a drawing. Each output holding one is
+    scrolled into sight first: ipympl draws a figure once it is on screen."""
+    outputs = scope.locator(".jp-OutputArea-output:has(.jupyter-matplotlib)")
+    for index in range(outputs.count()):
+        output = outputs.nth(index)
+        output.scroll_into_view_if_needed()
+        wait_until(lambda: all(n > 20 for n in output.evaluate(PAINTED_JS)), timeout,
+                   lambda: f"{what}: a figure stayed blank (painted pixels {output.evaluate(PAINTED_JS)})")
+
+
+BUSY = "button.widget-button:disabled, .noUi-target[disabled]"
+
+
+def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
+    """Wait until the view is done: no control disabled (a Redis call in
+    progress) and nothing shown (text, figures) changing for ``quiet`` s."""
+    def look():
+        return view.locator(BUSY).count(), view.inner_text(), tuple(_figures(view))
+
+    deadline = time.monotonic() + timeout
+    last, since = look(), time.monotonic()
+    while True:
+        time.sleep(0.1)
+        now = look()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now[0] == 0 and time.monotonic() - since >= quiet:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the view never settled (busy controls: {now[0]})")
+
+
+RENDERED_VIEWS = ".jp-OutputArea-output:has(> .jupyter-widgets, > .jupyter-matplotlib)"
+
+
+def _wait_views_rendered(page, where: str, expected: int | None = None, timeout: float = 60) -> None:
+    """Every widget output shows its view: none is left empty (a view still
+    coming), and at least ``expected`` are there when that is known."""
+    def done() -> bool:
+        if page.locator(".jp-OutputArea-output:empty").count():
+            return False
+        return expected is None or page.locator(RENDERED_VIEWS).count() >= expected
+
+    wait_until(done, timeout, lambda: f"{where}: widget views not rendered: "
+               f"{page.locator(RENDERED_VIEWS).count()} of {expected}, "
+               f"{page.locator('.jp-OutputArea-output:empty').count()} outputs still empty")
+
+
+def _error_free(page, where: str) -> None:
+    assert page.get_by_text("Error displaying widget").count() == 0, f"{where}: Error displaying widget"
+    errors = page.locator(STDERR).all_inner_texts()
+    assert not errors, f"{where}: error output:\n" + "\n---\n".join(text[:2000] for text in errors)
+    status = [text for text in page.locator(VIEW).all_inner_texts() if "\u26a0" in text]
+    assert not status, f"{where}: a view shows an error line:\n" + "\n".join(
+        line for text in status for line in text.splitlines() if "\u26a0" in line)
+
+
+# -- exercising the views ---------------------------------------------------------------------------
+
+
+def _slider_label(slider) -> str:
+    return slider.locator(".widget-label").first.inner_text().strip() or "slider"
+
+
+def _aria(handle) -> tuple[float, float, float]:
+    return tuple(float(handle.get_attribute(name))
+                 for name in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+
+
+def _wait_readout(slider, before: str, how: str) -> str:
+    readout = slider.locator(".widget-readout")
+    return wait_until(lambda: (text := readout.inner_text()) != before and text, 10,
+                      lambda: f"{how} did not move '{_slider_label(slider)}' (readout {before})")
+
+
+def _expect_new_figure(view, slider, before: list[str], how: str, strict: bool) -> bool:
+    """Whether the figure changed; if ``strict``, it must have."""
+    settle(view)
+    changed = not before or _figures(view) != before
+    assert changed or not strict, (
+        f"{how} on '{_slider_label(slider)}' changed the readout but not the figure")
+    return changed
+
+
+def move_by_keyboard(page, view, slider, strict: bool = True) -> bool:
+    """An arrow key (one step), then Home or End (the far end)."""
+    handle = slider.locator(".noUi-handle")
+    readout = slider.locator(".widget-readout")
+    now, low, high = _aria(handle)
+    before_figures, before = _figures(view), readout.inner_text()
+    handle.scroll_into_view_if_needed()
+    handle.focus()
+    page.keyboard.press("ArrowLeft" if now >= high else "ArrowRight")
+    stepped = _wait_readout(slider, before, "an arrow key")
+    settle(view)
+    now, low, high = _aria(handle)
+    handle.focus()
+    page.keyboard.press("End" if now - low < high - now else "Home")
+    _wait_readout(slider, stepped, "Home/End")
+    return _expect_new_figure(view, slider, before_figures, "the keyboard", strict)
+
+
+def move_by_drag(page, view, slider, strict: bool = True) -> bool:
+    """Drag the handle to the middle of the track (or near its start when it
+    is already in the middle)."""
+    handle = slider.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    box, rail = handle.bounding_box(), slider.locator(".noUi-base").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    middle = rail["x"] + rail["width"] / 2
+    target = middle if abs(x - middle) > rail["width"] * 0.2 else rail["x"] + rail["width"] * 0.15
+    before_figures, before = _figures(view), slider.locator(".widget-readout").inner_text()
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(target, y, steps=8)
+    page.mouse.up()
+    _wait_readout(slider, before, "a drag")
+    return _expect_new_figure(view, slider, before_figures, "a drag", strict)
+
+
+def press_controls(page, view, strict: bool = True) -> dict[str, bool]:
+    """Tick the "... on Redis" switches and press every button of the view,
+    in order; with ``strict`` each must change what the view shows (a
+    read-only button pressed twice may rightly show the same). Returns
+    label -> whether the view changed."""
+    pressed = {}
+    switches = view.locator(".widget-checkbox").filter(has_text="Redis")
+    buttons = view.locator("button.widget-button")
+    controls = [(switches.nth(i), "input") for i in range(switches.count())]
+    controls += [(buttons.nth(i), None) for i in range(buttons.count())]
+    for control, inner in controls:
+        label = control.inner_text().strip()
+        before = view.inner_text()
+        control.scroll_into_view_if_needed()
+        (control.locator(inner) if inner else control).click()
+        settle(view)
+        changed = view.inner_text() != before
+        assert changed or not strict, f"pressing '{label}' changed nothing shown:\n{before[-600:]}"
+        pressed[label] = changed
+    return pressed
+
+
+def exercise(page, name: str, where: str) -> dict:
+    """Every slider by keyboard and drag, then every Redis control; what was done.
+
+    A slider must change the figure at once, except in a view of a notebook
+    beyond 01-04 that has buttons: there a slider may only set up what a
+    button then runs, and the figure must change once the buttons are pressed.
+    In 01-04 every button must change what the view shows.
+    """
+    views = page.locator(VIEW)
+    done = {"sliders": 0, "buttons": set(), "unchanged": set()}
+    for index in range(views.count()):
+        view = views.nth(index)
+        view.scroll_into_view_if_needed()
+        settle(view)
+        strict = name in MUST_HAVE or view.locator("button.widget-button").count() == 0
+        sliders = view.locator(".widget-slider")
+        waiting = []
+        for number in range(sliders.count()):
+            slider = sliders.nth(number)
+            if not move_by_keyboard(page, view, slider, strict):
+                waiting.append(f"the keyboard on '{_slider_label(slider)}'")
+            if not move_by_drag(page, view, slider, strict):
+                waiting.append(f"a drag on '{_slider_label(slider)}'")
+            done["sliders"] += 1
+        before_buttons = _figures(view)
+        pressed = press_controls(page, view, strict=name in MUST_HAVE)
+        done["buttons"].update(pressed)
+        done["unchanged"].update(label for label, changed in pressed.items() if not changed)
+        if waiting and before_buttons:
+            assert _figures(view) != before_buttons, (
+                f"{where} {name}: neither {', '.join(waiting)} nor the buttons changed the figure")
+    required = MUST_HAVE.get(name, {})
+    assert done["sliders"] >= required.get("sliders", 0), f"{where}: {name} shows too few sliders: {done}"
+    missing = required.get("buttons", set()) - done["buttons"]
+    assert not missing, f"{where}: {name} lacks the controls {missing}: {done}"
+    _error_free(page, f"{where} {name}, after the interactions")
+    print(f"{where} {name}: {done['sliders']} sliders moved by keyboard and drag, "
+          f"pressed {sorted(done['buttons'])}"
+          + (f" ({sorted(done['unchanged'])} showed the same again)" if done["unchanged"] else ""))
+    return done
+
+
+def screenshot(page, kind: str, name: str) -> None:
+    """The reader's view: the first interactive view (else the top) on a 1366x768 screen."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    views = page.locator(VIEW)
+    if views.count():
+        views.first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    else:  # JupyterLab leaves a notebook scrolled to its last cell after Run All
+        page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer')"
+                      ".forEach(el => { el.scrollTop = 0; })")
+    time.sleep(0.3)
+    page.screenshot(path=str(SCREENSHOTS / f"{kind}-{Path(name).stem}.png"))
+
+
+# -- JupyterLab ----------------------------------------------------------------------------------------
+
+
+def _run_all_in_lab(page, name: str) -> None:
+    status = page.locator("#jp-main-statusbar")
+    wait_until(lambda: "| Idle" in status.inner_text(), 90,
+               lambda: f"{name}: the kernel never became idle: {status.inner_text()!r}")
+    page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
+    prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt")
+
+    def texts() -> list[str]:  # textContent: cells out of sight have no innerText
+        return prompts.evaluate_all("els => els.map(e => e.textContent)")
+
+    def finished() -> bool:
+        now = texts()
+        return bool(now) and all(re.search(r"\[\d+\]", text) for text in now) \
+            and "| Idle" in status.inner_text()
+
+    wait_until(finished, 180, lambda: f"{name}: Run All did not finish: {texts()}")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_in_jupyterlab(lab, page, name):
+    try:
+        with shot_on_failure(page, f"lab-{name}"):
+            page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
+            _run_all_in_lab(page, name)
+            _wait_views_rendered(page, f"JupyterLab {name}")
+            _error_free(page, f"JupyterLab {name}")
+            panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+            _wait_painted(panel, f"JupyterLab {name}")
+            screenshot(page, "lab", name)
+            exercise(page, name, "JupyterLab")
+            assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
+    finally:
+        lab.delete_sessions()  # the next notebook gets a fresh kernel
+    assert lab.sessions() == []
+
+
+# -- Voila ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_in_voila(app, page, name):
+    with shot_on_failure(page, f"voila-{name}"):
+        response = page.goto(f"{app.base}/voila/render/{name}", timeout=180_000)
+        views = response.text().count('"application/vnd.jupyter.widget-view+json"')
+        wait_until(lambda: page.evaluate(
+            """() => !document.getElementById('loading')
+                 && !document.querySelector('script[type="application/vnd.voila.cell-output+json"]')"""),
+            120, f"Voila {name}: the page did not finish rendering")
+        _wait_views_rendered(page, f"Voila {name}", views)
+        _error_free(page, f"Voila {name}")
+        _wait_painted(page.locator("body"), f"Voila {name}")
+        screenshot(page, "voila", name)
+        exercise(page, name, "Voila")
+
+
+# -- offline pages ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    """``echomq-viz export`` into a temp folder, as a user runs it."""
+    from echomq_viz.export import cache_root
+
+    if shutil.which("npm") is None and not (cache_root() / "js").is_dir():
+        reason = "npm is needed once to fetch the widget JavaScript (apt-get install npm)"
+        if os.environ.get("ECHOMQ_VIZ_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("html")
+    result = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def test_export_writes_every_notebook_and_no_remote_script(exported):
+    pages = sorted(path.name for path in exported.glob("*.html"))
+    assert pages == [Path(name).stem + ".html" for name in NOTEBOOKS]
+    for name in ("static/embed-amd.js", "static/require.js", "static/jupyter-matplotlib/index.js"):
+        assert (exported / name).stat().st_size > 10_000, name
+    assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
+    for path in exported.glob("*.html"):
+        sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
+        remote = [src for src in sources if re.match(r"(https?:)?//", src)]
+        assert not remote, f"{path.name} loads scripts from the network: {remote}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_exported_page_renders_offline(browser, exported, name):
+    context = browser.new_context(viewport=VIEWPORT)
+    asked: list[str] = []
+
+    def refuse(route):
+        asked.append(route.request.url)
+        route.abort()
+
+    context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
+    tab = context.new_page()
+    missing: list[str] = []
+    tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
+    try:
+        tab.goto((exported / f"{Path(name).stem}.html").as_uri())
+        # the widget manager puts each view beside its script, in a .widget-subarea
+        wait_until(lambda: tab.evaluate(
+            """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+                 .every(s => s.parentElement.querySelector('.widget-subarea > *'))"""), 30,
+            f"{name}: not every widget view rendered offline")
+        _wait_painted(tab.locator("body"), f"offline {name}")
+        assert tab.get_by_text("Error displaying widget").count() == 0
+        if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
+            assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
+                                ".then(faces => faces.some(face => face.status === 'loaded'))"), \
+                f"{name}: the icon font did not load from disk"
+        if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
+            assert tab.locator(".widget-slider").count() >= MUST_HAVE[name]["sliders"]
+        if name in MUST_HAVE:
+            assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
+        screenshot(tab, "offline", name)
+        if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
+            # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
+            asked = [url for url in asked if "mathjax" not in url.lower()]
+        assert not asked, f"{name} asked the network for {asked}"
+        assert not missing, f"{name} looked for files the export did not write: {missing}"
+    finally:
+        context.close()
