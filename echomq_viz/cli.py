@@ -83,7 +83,7 @@ def _start_or_reuse_redis() -> tuple[str, RedisServer | None]:
 # -- processes: the whole family, found through /proc (or ps) ---------------------------------
 
 
-def _proc_table() -> dict[int, tuple[int, str, str]]:
+def proc_table() -> dict[int, tuple[int, str, str]]:
     """Every process as ``pid -> (ppid, start time, state)``."""
     table: dict[int, tuple[int, str, str]] = {}
     if os.path.isdir("/proc/self"):
@@ -107,9 +107,18 @@ def _proc_table() -> dict[int, tuple[int, str, str]]:
     return table
 
 
+def cmdline(pid: int) -> str:
+    """A process's command line, or "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
 def descendants(root: int, table: dict[int, tuple[int, str, str]] | None = None) -> list[int]:
     """The pids of every process below ``root``, children first."""
-    table = _proc_table() if table is None else table
+    table = proc_table() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -129,7 +138,7 @@ class _Family:
         self.seen: dict[int, str] = {}
 
     def note(self, root: int, *, skip: Iterable[int] = ()) -> None:
-        table = _proc_table()
+        table = proc_table()
         skipped = set()
         for pid in skip:
             if pid in table:
@@ -140,7 +149,7 @@ class _Family:
                 self.seen[pid] = table[pid][1]
 
     def alive(self) -> list[int]:
-        table = _proc_table()
+        table = proc_table()
         return [pid for pid, start in self.seen.items()
                 if pid in table and table[pid][1] == start and table[pid][2] not in ("Z", "X")]
 
@@ -169,7 +178,7 @@ def _signal(pid: int, signum: int) -> None:
 
 def _reap() -> None:
     """Collect orphans that were reparented to us (we are their subreaper)."""
-    for pid, (ppid, _, state) in _proc_table().items():
+    for pid, (ppid, _, state) in proc_table().items():
         if ppid == os.getpid() and state == "Z":
             try:
                 os.waitpid(pid, os.WNOHANG)

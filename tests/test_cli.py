@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.cli import descendants, main
+from echomq_viz.cli import cmdline, descendants, main
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
@@ -56,14 +56,6 @@ def _stat(pid: int) -> tuple[str, str] | None:
         return None
     fields = data[data.rindex(b")") + 2:].split()
     return fields[0].decode(), fields[19].decode()
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
 
 
 class Launched:
@@ -144,16 +136,16 @@ class Launched:
         for pid in descendants(self.proc.pid):
             stat = _stat(pid)
             if stat:
-                found[pid] = (stat[1], _cmdline(pid))
+                found[pid] = (stat[1], cmdline(pid))
         return found
 
     @staticmethod
     def still_running(family: dict[int, tuple[str, str]]) -> list[str]:
         left = []
-        for pid, (start, cmdline) in family.items():
+        for pid, (start, command) in family.items():
             stat = _stat(pid)
             if stat and stat[1] == start and stat[0] not in ("Z", "X"):
-                left.append(f"{pid} {cmdline[:160]}")
+                left.append(f"{pid} {command[:160]}")
         return left
 
     def stop(self, signum: int = signal.SIGTERM, timeout: float = 60) -> int:
@@ -278,7 +270,7 @@ def test_redis_runs_in_the_foreground_and_says_how_to_connect(tmp_path):
         assert client.ping()
         client.close()
         folder = url[len("unix://"):].rsplit("/", 1)[0]
-        family = {pid: (_stat(pid)[1], _cmdline(pid)) for pid in descendants(proc.pid) if _stat(pid)}
+        family = {pid: (_stat(pid)[1], cmdline(pid)) for pid in descendants(proc.pid) if _stat(pid)}
         assert _redis_servers(family)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0

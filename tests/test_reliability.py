@@ -44,7 +44,7 @@ import pytest
 import redis
 
 from conftest import server_binary
-from echomq_viz.cli import descendants
+from echomq_viz.cli import cmdline, descendants, proc_table
 from echomq_viz.inspect import inspect_queue
 from echomq_viz.interop import bullmq_add
 from echomq_viz.keys import Keys, QueueContext
@@ -133,30 +133,6 @@ def dump_all(client: redis.Redis) -> dict[bytes, tuple[bytes | None, bool]]:
 # -- processes of ours, seen through /proc ---------------------------------------------------------
 
 
-def _proc_table() -> dict[int, tuple[int, str, str]]:
-    """pid -> (ppid, start time, state) for every process."""
-    table = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        fields = data[data.rindex(b")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[19].decode(), fields[0].decode())
-    return table
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 class ProcessWatch:
     """Samples, in a thread, every process below this one; remembers those
     that were not there at the start, by (pid, start time), so a reused pid
@@ -165,18 +141,18 @@ class ProcessWatch:
 
     def __init__(self, interval: float = 0.05) -> None:
         self.interval = interval
-        table = _proc_table()
+        table = proc_table()
         self.baseline = {(pid, table[pid][1]) for pid in descendants(os.getpid(), table)}
         self.seen: dict[tuple[int, str], str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _sample(self) -> None:
-        table = _proc_table()
+        table = proc_table()
         for pid in descendants(os.getpid(), table):
             key = (pid, table[pid][1])
             if key not in self.baseline:
-                self.seen[key] = _cmdline(pid) or self.seen.get(key, "")
+                self.seen[key] = cmdline(pid) or self.seen.get(key, "")
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -200,7 +176,7 @@ class ProcessWatch:
         return [pid for (pid, _), cmd in self.seen.items() if os.path.basename(cmd.split(" ")[0]) == name]
 
     def alive(self) -> dict[int, str]:
-        table = _proc_table()
+        table = proc_table()
         return {pid: cmd for (pid, start), cmd in self.seen.items()
                 if pid in table and table[pid][1] == start and table[pid][2] not in ("Z", "X")}
 
