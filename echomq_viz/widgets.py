@@ -465,11 +465,12 @@ class ComparisonView(_View):
             return "\n".join(lines)
         first = "A" if sa < sb else "B"
         if pa != pb:
-            why = (f"The tiers differ, so the high bits decide: one priority step is "
-                   f"{TIER_SPAN:,}, more than any counter gap (at most {COUNTER_MASK:,}).")
+            why = (f"The tiers differ, so the high bits decide: one priority step is {TIER_SPAN:,},\n"
+                   f"more than any counter gap (at most {COUNTER_MASK:,}).")
         else:
             why = "Same tier: the high bits tie and the low bits, the arrival counter, decide."
-        lines.append(f"{first} has the smaller score, so ZPOPMIN pops {first} first. {why}")
+        lines.append(f"{first} has the smaller score, so ZPOPMIN pops {first} first.")
+        lines.append(why)
         return "\n".join(lines)
 
     @_guarded
