@@ -25,6 +25,23 @@ from echomq_viz import server as server_mod
 from echomq_viz.keys import QueueContext
 from echomq_viz.scripts import Scripts
 
+try:
+    import bullmq
+except ImportError as exc:  # pragma: no cover - exercised only when missing
+    bullmq = None
+    BULLMQ_MISSING = f"the stock BullMQ client is a test dependency: `pip install bullmq` ({exc})"
+else:
+    BULLMQ_MISSING = ""
+
+
+def require_bullmq():
+    """The stock ``bullmq`` module; a test that needs it fails (never skips,
+    never stops collection) when it is missing."""
+    if bullmq is None:
+        pytest.fail(BULLMQ_MISSING)
+    return bullmq
+
+
 SERVER_KINDS = ("bundled", "system")
 _servers: dict[str, server_mod.RedisServer] = {}
 _notebook_server: server_mod.RedisServer | None = None

@@ -33,13 +33,7 @@ import pytest
 from echomq_viz.keys import KEY_TYPES, Keys, QueueContext
 from echomq_viz.score import PRIORITY_LIMIT, priority_score, split_score
 
-try:
-    import bullmq
-except ImportError as exc:  # pragma: no cover - exercised only when missing
-    bullmq = None
-    BULLMQ_MISSING = f"the stock BullMQ client is a test dependency: `pip install bullmq` ({exc})"
-else:
-    BULLMQ_MISSING = ""
+from conftest import bullmq, require_bullmq
 
 PREFIX = "emq"
 CLIENT_TAG = "echomq-viz-bullmq-interop"  # CLIENT SETNAME of every BullMQ connection
@@ -49,13 +43,6 @@ DEADLINE = 20.0  # seconds: for a batch to be processed, a worker to block, clie
 WAKE_DEADLINE = 10.0  # an idle worker must take a new job well within this ...
 IDLE_BLOCK = 60  # ... while, unwoken, its BZPOPMIN on the marker would block this long
 SEEDS = {"scores": 4249, "worker": 2597, "consume": 1929}
-
-
-def require_bullmq() -> None:
-    """Called first by every test, so a missing client fails each one (a
-    fixture would report errors instead, an import error would stop collection)."""
-    if bullmq is None:
-        pytest.fail(BULLMQ_MISSING)
 
 
 # -- helpers -----------------------------------------------------------------------------

@@ -28,13 +28,7 @@ from echomq_viz.inspect import QueueReport, decode_scores, inspect_queue
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.score import PRIORITY_LIMIT, priority_scores_array, stored_score
 
-try:
-    import bullmq
-except ImportError as exc:  # pragma: no cover - exercised only when missing
-    bullmq = None
-    BULLMQ_MISSING = f"the stock BullMQ client is a test dependency: `pip install bullmq` ({exc})"
-else:
-    BULLMQ_MISSING = ""
+from conftest import bullmq, require_bullmq
 
 SPAN = 2**32  # written out here rather than imported: expectations stay independent
 BIG = 100_000
@@ -428,8 +422,7 @@ def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_serve
 
 @pytest.mark.parametrize("prefix, queue", [("emq", "{bq}"), ("bull", "plain")])
 def test_stock_bullmq_queue_decodes_to_its_priorities(r, redis_server, prefix, queue):
-    if bullmq is None:
-        pytest.fail(BULLMQ_MISSING)
+    require_bullmq()
     priorities = [3, 1, 2, 1, 5, 3, 2_000_000, 1]
 
     async def add_jobs() -> list[str]:
