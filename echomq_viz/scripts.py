@@ -227,12 +227,13 @@ def _job_from_reply(reply: Sequence[Any]) -> Job:
     )
 
 
-def _check_name(name: object) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"job name must be a str, got {type(name).__name__} {name!r}")
-    if not name:
-        raise ValueError("job name must not be empty")
-    return name
+def _non_empty_str(what: str, value: object) -> str:
+    """``value`` after checking it is a str with at least one character."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
+    if not value:
+        raise ValueError(f"{what} must not be empty")
+    return value
 
 
 def validate_priority(priority: object, lowest: int = 1) -> int:
@@ -263,14 +264,6 @@ def _check_timestamp(timestamp: int | None) -> int:
     if timestamp is None:
         return _now_ms()
     return _check_positive_int("timestamp", timestamp, MAX_TIMESTAMP_MS)
-
-
-def _check_token(token: object) -> str:
-    if not isinstance(token, str):
-        raise TypeError(f"lock token must be a str, got {type(token).__name__} {token!r}")
-    if not token:
-        raise ValueError("lock token must not be empty")
-    return token
 
 
 def _encode_data(data: object) -> str:
@@ -316,7 +309,7 @@ class Scripts:
         job_id: object, timestamp: int | None,
     ) -> list[Any]:
         """The checked ARGV of addPrioritizedJob-9."""
-        _check_name(name)
+        _non_empty_str("job name", name)
         priority = validate_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
@@ -380,7 +373,7 @@ class Scripts:
         *, timestamp: int | None = None,
     ) -> str:
         """Run ``addStandardJob-9``: a job without priority, on the wait list."""
-        _check_name(name)
+        _non_empty_str("job name", name)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
         keys = self.sources["addStandardJob"].keys(ctx)
@@ -394,7 +387,7 @@ class Scripts:
     ) -> Job | None:
         """Run ``moveToActive-11``: take the next job (wait list first, then the
         smallest score), lock it, and return it; None when there is none."""
-        _check_token(token)
+        _non_empty_str("lock token", token)
         lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
         ts = _check_timestamp(timestamp)
         keys = self.sources["moveToActive"].keys(ctx)
@@ -405,7 +398,7 @@ class Scripts:
               batch_size: int = 1000) -> list[Job]:
         """Run ``moveToActive-11`` until it finds nothing, ``batch_size`` calls
         per pipeline round trip; return the jobs in the order handed out."""
-        _check_token(token)
+        _non_empty_str("lock token", token)
         lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
         batch_size = _check_positive_int("batch_size", batch_size)
         script = self._registered["moveToActive"]

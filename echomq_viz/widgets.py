@@ -587,10 +587,13 @@ class ConsumeView(_View):
 
     def table_text(self) -> str:
         """The wait list and the sorted set as Redis holds them, in pop order."""
+        return self._table_text(self.demo.waiting(), self.demo.entries())
+
+    def _table_text(self, waiting: Sequence[str], entries: Sequence) -> str:
         rows = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
-        rows += [f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in self.demo.waiting()]
+        rows += [f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in waiting]
         rows += [f"{e.job_id:>5}  {int(e.score):>15,}  {e.priority:>4}  {e.counter:>7}  prioritized"
-                 for e in self.demo.entries()]
+                 for e in entries]
         pc = self.demo.priority_counter()
         rows.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)")
         return "\n".join(rows)
@@ -600,11 +603,11 @@ class ConsumeView(_View):
                         for job in self.popped) or "(nothing popped yet)"
 
     def _show(self) -> None:
-        waiting = [(job_id, 0) for job_id in self.demo.waiting()]
-        queued = [(e.job_id, e.priority) for e in self.demo.entries()]
-        plots.update_queue_strip(self.queue_strip, waiting + queued)
+        waiting, entries = self.demo.waiting(), self.demo.entries()  # one read for strip and table
+        plots.update_queue_strip(self.queue_strip,
+                                 [(job_id, 0) for job_id in waiting] + [(e.job_id, e.priority) for e in entries])
         plots.update_queue_strip(self.popped_strip, [(j.id, j.priority) for j in self.popped])
-        self.table.value = f"<pre style='{_PRE}'>{html.escape(self.table_text())}</pre>"
+        self.table.value = f"<pre style='{_PRE}'>{html.escape(self._table_text(waiting, entries))}</pre>"
         self.log.value = (f"<pre style='{_PRE}'>popped: {html.escape(self.popped_text())}</pre>")
         self.fig.canvas.draw_idle()
 
