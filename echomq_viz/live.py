@@ -121,7 +121,8 @@ class Demo:
     :param queue: the base name; it starts with ``viz-`` so demo keys can
         never be mistaken for a real queue's. The queue itself is
         ``<queue>@<owner>``: another process's ``Demo`` of the same name
-        works on a queue of its own.
+        works on a queue of its own. ``name`` keeps the base name, ``owner``
+        the token, ``queue`` and ``ctx`` the full name.
     :param client: a redis-py client; :func:`echomq_viz.server.connect` by
         default (``REDIS_URL``, else the embedded server).
     """

@@ -19,6 +19,7 @@ from echomq_viz.keys import Keys
 from echomq_viz.live import Demo, clean_orphans, seeded_priorities
 from echomq_viz.owners import lease_key
 from echomq_viz.score import TIER_SPAN, priority_score, split_score
+from echomq_viz.server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,6 +119,26 @@ def test_demo_queue_is_the_base_name_and_this_process_owner(demo, r):
     assert Demo("viz-other", client=r).owner == demo.owner  # one token per process
     assert r.exists(lease_key(demo.owner))
     assert 0 < r.pttl(lease_key(demo.owner)) <= owners.LEASE_SECONDS * 1000
+    r.delete(lease_key(demo.owner))  # lost, as in a restarted server
+    demo.reset()  # the start of every experiment claims it again
+    assert r.exists(lease_key(demo.owner))
+
+
+def test_an_owner_whose_token_is_taken_picks_another(r, redis_server):
+    owner = owners._Owner()
+    taken = owner.token
+    r.set(lease_key(taken), "another live process")
+    try:
+        token = owner.claim(r)
+        assert token != taken and r.get(lease_key(taken)) == "another live process"
+        assert r.exists(lease_key(token))
+        with RedisServer() as second:  # once queues are named, a taken token is an error
+            second.client().set(lease_key(token), "a twin")
+            with pytest.raises(RuntimeError, match="restart"):
+                owner.claim(second.client())
+    finally:
+        owner.release()
+    assert not r.exists(lease_key(token)) and r.exists(lease_key(taken))
 
 
 def test_two_processes_with_one_demo_name_never_see_each_others_jobs(r, redis_server):
@@ -180,14 +201,15 @@ def test_clean_orphans_removes_a_killed_process_keys_and_nothing_else(r, redis_s
     r.rpush("emq:{viz-gone@0badc0de}:wait", "1")
     mine = Demo("viz-orphans", client=r)
     mine.add_batch([1, 2])
-    with DemoProcess(redis_server.url, lease_seconds=1) as alive, \
+    # Short leases, so the test need not wait long; the live one has slack for a busy machine.
+    with DemoProcess(redis_server.url, lease_seconds=2) as alive, \
             DemoProcess(redis_server.url, lease_seconds=1) as killed:
         started = time.monotonic()
         alive.ask("add 3")
         killed.ask("add 4")
         killed.kill()
         assert wait_until(lambda: not r.exists(lease_key(killed.token)), 10), "the lease never expired"
-        time.sleep(max(0.0, started + 1.5 - time.monotonic()))  # alive's first lease is over too
+        time.sleep(max(0.0, started + 2.5 - time.monotonic()))  # alive's first lease is over too
         assert r.exists(lease_key(alive.token)), "a live process's lease was not renewed"
         doomed = keys_of(binary, killed.token) | {b"emq:{viz-gone@0badc0de}:pc",
                                                   b"emq:{viz-gone@0badc0de}:wait"}
@@ -315,3 +337,23 @@ def test_numpy_integers_are_accepted_wherever_an_int_is(demo):
 def test_seeded_priorities_refuses_bad_arguments(seed, count, tiers, error):
     with pytest.raises(error):
         seeded_priorities(seed, count, tiers)
+
+
+def test_demo_and_clean_orphans_on_a_cluster():
+    from conftest import server_binary
+    from echomq_viz.cluster import LocalCluster
+
+    with LocalCluster(3, server_binary("bundled")) as cluster:
+        client = cluster.client()
+        demo = Demo("viz-cluster", client=client)
+        demo.add_batch([2, 1, 3])
+        dead = [f"emq:{{viz-dead-{n}@0badc0de}}:pc" for n in range(12)]  # spread over the slots
+        for key in dead:
+            client.set(key, "1")
+        client.set("emq:{viz-dead-0@0badc0de}x", "not a demo key")
+        assert len({cluster.owner_index(key) for key in dead}) > 1
+        assert clean_orphans(client) == len(dead)
+        assert not any(client.exists(key) for key in dead)
+        assert client.exists("emq:{viz-dead-0@0badc0de}x")
+        assert [job.id for job in demo.drain()] == ["2", "1", "3"]
+        assert client.exists(lease_key(demo.owner))
