@@ -1,30 +1,58 @@
 """The live experiments the notebooks run on a real Redis, without any widget.
 
-A :class:`Demo` owns one demo queue (its name starts with ``viz-``) and only
-ever writes and deletes that queue's keys. Every job goes through the real
-Lua scripts (:mod:`echomq_viz.scripts`); every score shown is the one Redis
-stored. The widgets call these methods, and so can a plain script.
+A :class:`Demo` owns one demo queue and only ever writes and deletes that
+queue's keys. The queue belongs to this process (:mod:`echomq_viz.owners`):
+``Demo("viz-01-score")`` works on ``viz-01-score@<owner>``, so kernels
+sharing one Redis never see or delete each other's jobs, and a process's demo
+keys go when it ends (:func:`clean_orphans` for one killed without exiting).
+Every job goes through the real Lua scripts (:mod:`echomq_viz.scripts`);
+every score shown is the one Redis stored. The widgets call these methods,
+and so can a plain script.
 """
 
 from __future__ import annotations
 
+import numbers
 import random
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from .keys import Keys, QueueContext
-from .score import TIER_SPAN, split_stored
-from .scripts import Job, Scripts
+from .keys import MAX_NAME_LENGTH, Keys, QueueContext
+from .owners import DEMO_PREFIX, OWNER_MARK, check_client, claim, clean_orphans
+from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
+from .scripts import Job, Scripts, _encode_data, _non_empty_str, validate_priority
 from .server import connect
 
-__all__ = ["DEMO_PREFIX", "Entry", "Comparison", "Demo", "seeded_priorities", "past_the_limit_source"]
+__all__ = [
+    "DEMO_PREFIX", "Entry", "Comparison", "Demo", "clean_orphans", "seeded_priorities",
+    "past_the_limit_source", "checked_int", "checked_job",
+]
 
-DEMO_PREFIX = "viz-"
+MAX_DEMO_NAME = MAX_NAME_LENGTH - 9  # room for "@" and the 8-character token
 
 # The one call in addPrioritizedJob-9.lua that enforces the priority limit.
 _LIMIT_CHECK = "checkPriority(ARGV[6], 1)"
 TEACHING_PRIORITY_CEILING = 2**32 - 1
+
+
+def checked_int(what: str, value: object, low: int, high: int, note: str = "") -> int:
+    """``value`` as a Python int after checking it is an integer in
+    ``low..high``; numpy integers are accepted, bools are not. ``note`` names
+    the range in the message, e.g. ``" (2**32 - 1)"``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{what} must be in {low:_}..{high:_}{note}, got {int(value):_}")
+    return int(value)
+
+
+def checked_job(what: str, job: object, max_priority: int = PRIORITY_LIMIT) -> tuple[int, int]:
+    """A ``(priority, counter)`` pair after checking both."""
+    if not isinstance(job, (tuple, list)) or len(job) != 2:
+        raise TypeError(f"{what} must be a (priority, counter) pair, got {job!r}")
+    return (checked_int(f"{what} priority", job[0], 1, max_priority),
+            checked_int(f"{what} counter", job[1], 0, COUNTER_MASK, " (2**32 - 1)"))
 
 
 def past_the_limit_source(real_source: str) -> str:
@@ -63,35 +91,60 @@ class Comparison:
 
 def seeded_priorities(seed: int, count: int, tiers: Sequence[int]) -> list[int]:
     """A reproducible mix of priorities drawn from ``tiers``."""
-    rng = random.Random(seed)
-    return [rng.choice(list(tiers)) for _ in range(count)]
+    rng = random.Random(checked_int("seed", seed, 0, 2**64 - 1))
+    count = checked_int("count", count, 0, 10_000_000)
+    choices = [validate_priority(tier) for tier in tiers]
+    if not choices:
+        raise ValueError("tiers must name at least one priority, got none")
+    return [rng.choice(choices) for _ in range(count)]
+
+
+def _demo_name(queue: object) -> str:
+    """A demo queue's base name after checking it."""
+    if not isinstance(queue, str):
+        raise TypeError(f"queue must be a str, got {type(queue).__name__} {queue!r}")
+    if not queue.startswith(DEMO_PREFIX) or queue == DEMO_PREFIX:
+        raise ValueError(f"demo queue names start with {DEMO_PREFIX!r} and go on after it, e.g. 'viz-mine', got {queue!r}")
+    if OWNER_MARK in queue:
+        raise ValueError(f"demo queue name {queue!r} contains {OWNER_MARK!r}: it marks the owning "
+                         "process, added for you")
+    if len(queue) > MAX_DEMO_NAME:
+        raise ValueError(f"demo queue names must be at most {MAX_DEMO_NAME} characters "
+                         f"(the owner takes 9 more), got {len(queue)}")
+    QueueContext(queue)  # the key layout's own rules
+    return queue
 
 
 class Demo:
-    """One demo queue on a real Redis.
+    """One demo queue on a real Redis, owned by this process.
 
-    :param queue: the queue name; must start with ``viz-`` so demo keys can
-        never be mistaken for a real queue's.
+    :param queue: the base name; it starts with ``viz-`` so demo keys can
+        never be mistaken for a real queue's. The queue itself is
+        ``<queue>@<owner>``: another process's ``Demo`` of the same name
+        works on a queue of its own. ``name`` keeps the base name, ``owner``
+        the token, ``queue`` and ``ctx`` the full name.
     :param client: a redis-py client; :func:`echomq_viz.server.connect` by
         default (``REDIS_URL``, else the embedded server).
     """
 
     def __init__(self, queue: str, client=None) -> None:
-        if not isinstance(queue, str):
-            raise TypeError(f"queue must be a str, got {type(queue).__name__} {queue!r}")
-        if not queue.startswith(DEMO_PREFIX):
-            raise ValueError(f"demo queue names start with {DEMO_PREFIX!r}, got {queue!r}")
-        self.ctx = QueueContext(queue)
+        self.name = _demo_name(queue)
+        if client is not None:
+            check_client(client)
         self.client = client if client is not None else connect()
+        self.owner = claim(self.client)
+        self.ctx = QueueContext(f"{self.name}{OWNER_MARK}{self.owner}")
         self.scripts = Scripts(self.client)
         self._past_the_limit = None  # registered on first teaching use
 
     @property
     def queue(self) -> str:
+        """The queue's full name, ``<name>@<owner>``."""
         return self.ctx.queue
 
     def reset(self) -> int:
-        """Delete this demo queue's keys (``emq:{viz-...}:*``) and nothing else."""
+        """Delete this demo queue's keys and nothing else; renews the lease."""
+        claim(self.client)
         return self.scripts.reset(self.ctx)
 
     # -- adding --------------------------------------------------------------
@@ -99,11 +152,15 @@ class Demo:
     def add_at_counter(self, name: str, priority: int, counter: int, data=None) -> tuple[str, float]:
         """Add a job so that ``INCR pc`` hands it ``counter`` (mod 2**32).
 
-        Sets ``pc`` first, then runs ``addPrioritizedJob-9``.
+        Checks every argument, sets ``pc``, then runs ``addPrioritizedJob-9``.
         :returns: the job id and the score Redis stored for it.
         """
-        self._set_counter_for(counter)
-        job_id = self.scripts.add_prioritized_job(self.ctx, name, data or {}, priority)
+        _non_empty_str("job name", name)
+        priority = validate_priority(priority)
+        data = {} if data is None else data
+        _encode_data(data)
+        self._set_pc_for(checked_int("counter", counter, 0, COUNTER_MASK, " (2**32 - 1)"))
+        job_id = self.scripts.add_prioritized_job(self.ctx, name, data, priority)
         return job_id, self.stored_score(job_id)
 
     def add_past_the_limit_for_teaching(
@@ -117,15 +174,13 @@ class Demo:
         does; None takes the next INCR.
         :returns: the job id and the score Redis stored.
         """
-        if isinstance(priority, bool) or not isinstance(priority, int):
-            raise TypeError(f"priority must be an int, got {type(priority).__name__} {priority!r}")
-        if not 1 <= priority <= TEACHING_PRIORITY_CEILING:
-            raise ValueError(f"priority must be in 1..{TEACHING_PRIORITY_CEILING:_} (2**32 - 1), got {priority:_}")
+        _non_empty_str("job name", name)
+        priority = checked_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, " (2**32 - 1)")
+        if counter is not None:  # checked, like the name and priority, before pc changes
+            self._set_pc_for(checked_int("counter", counter, 0, COUNTER_MASK, " (2**32 - 1)"))
         if self._past_the_limit is None:
             source = past_the_limit_source(self.scripts.sources["addPrioritizedJob"].source)
             self._past_the_limit = self.client.register_script(source)
-        if counter is not None:
-            self._set_counter_for(counter)
         keys = self.scripts.sources["addPrioritizedJob"].keys(self.ctx)
         job_id = self._past_the_limit(
             keys=keys, args=[Keys.base(self.ctx), "", name, int(time.time() * 1000), "{}", priority]
@@ -134,30 +189,28 @@ class Demo:
 
     def add(self, name: str, priority: int, data=None) -> str:
         """Add a prioritized job the ordinary way: the counter is the next INCR."""
-        return self.scripts.add_prioritized_job(self.ctx, name, data or {}, priority)
+        return self.scripts.add_prioritized_job(self.ctx, name, {} if data is None else data, priority)
 
     def add_waiting(self, name: str, data=None) -> str:
         """Add a job without priority: it goes to the wait list."""
-        return self.scripts.add_standard_job(self.ctx, name, data or {})
+        return self.scripts.add_standard_job(self.ctx, name, {} if data is None else data)
 
     def add_batch(self, priorities: Sequence[int], name: str = "job") -> list[str]:
         """Add one job per priority, in order, through the pipelined bulk add."""
+        _non_empty_str("job name", name)
         return self.scripts.add_prioritized_jobs(
             self.ctx, [(f"{name}-{i}", {"i": i}, p) for i, p in enumerate(priorities)]
         )
 
-    def _set_counter_for(self, counter: int) -> None:
+    def _set_pc_for(self, counter: int) -> None:
         """Set ``pc`` so that the next ``INCR pc`` gives ``counter`` (mod 2**32)."""
-        if isinstance(counter, bool) or not isinstance(counter, int):
-            raise TypeError(f"counter must be an int, got {type(counter).__name__} {counter!r}")
-        if not 0 <= counter < TIER_SPAN:
-            raise ValueError(f"counter must be in 0..{TIER_SPAN - 1:_} (2**32 - 1), got {counter:_}")
         # INCR returns pc + 1; counter 0 is what INCR reaching 2**32 gives.
         self.scripts.set_priority_counter(self.ctx, (counter or TIER_SPAN) - 1)
 
     def set_counter(self, value: int) -> None:
         """Set ``pc`` itself: the next prioritized job gets ``value + 1``."""
-        self.scripts.set_priority_counter(self.ctx, value)
+        self.scripts.set_priority_counter(
+            self.ctx, checked_int("counter", value, 0, 2**63 - 2, " (2**63 - 2, INCR's range)"))
 
     # -- reading ---------------------------------------------------------------
 
@@ -194,10 +247,12 @@ class Demo:
     def compare(self, a: tuple[int, int], b: tuple[int, int]) -> Comparison:
         """Empty the queue, add job A and job B at the given ``(priority,
         counter)`` through the real script, then consume once."""
+        a, b = checked_job("job A", a), checked_job("job B", b)
         self.reset()
         job_a, score_a = self.add_at_counter("A", *a)
         job_b, score_b = self.add_at_counter("B", *b)
         first = self.pop()
-        assert first is not None
+        if first is None:
+            raise RuntimeError(f"the consume script found no job in {self.queue} right after two adds")
         return Comparison(score_a, score_b, "A" if first.id == job_a else "B", job_a, job_b)
 

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import html
 import io
-import numbers
+import re
 from typing import Callable, Iterator, Sequence
 
 import ipywidgets as w
@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 
 from . import plots
 from .live import Comparison, Demo, seeded_priorities
+from .live import checked_int as _int_in, checked_job as _job_pair  # one check for Demo and views
 from .score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, split_score, stored_score
 from .scripts import LUA_DIR, Job, resolve_includes, validate_priority
 
@@ -201,23 +202,6 @@ class _Blitter:
                 artist.set_animated(True)
 
 
-def _int_in(what: str, value: object, low: int, high: int) -> int:
-    """``value`` as an int after checking it is one in ``low..high``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{what} must be in {low:,}..{high:,}, got {value:,}")
-    return int(value)
-
-
-def _job_pair(what: str, job: object, max_priority: int) -> tuple[int, int]:
-    """A ``(priority, counter)`` pair for a view's sliders."""
-    if not isinstance(job, (tuple, list)) or len(job) != 2:
-        raise TypeError(f"{what} must be a (priority, counter) pair, got {job!r}")
-    return (_int_in(f"{what} priority", job[0], 1, max_priority),
-            _int_in(f"{what} counter", job[1], 0, COUNTER_MASK))
-
-
 def _require(demo: object) -> Demo:
     if not isinstance(demo, Demo):
         raise TypeError(f"this view needs a Demo, e.g. Demo('viz-mine'), got {type(demo).__name__}")
@@ -339,7 +323,12 @@ class HeroView(_View):
         return f"HeroView(priority={self.priority.value}, counter={self.counter.value})"
 
     def set(self, priority: int | None = None, counter: int | None = None) -> "HeroView":
-        """Move the sliders from code, exactly as a drag would."""
+        """Move the sliders from code, exactly as a drag would; a value no
+        slider can show is refused, and then neither slider moves."""
+        if priority is not None:
+            priority = _int_in("priority", priority, 1, self.priority.max)
+        if counter is not None:
+            counter = _int_in("counter", counter, 0, COUNTER_MASK, " (2**32 - 1)")
         if priority is not None:
             self.priority.value = priority
         if counter is not None:
@@ -673,12 +662,10 @@ class BandsView(_View):
 
     def refresh(self) -> dict[int, int]:
         """Refill the demo queue on Redis and redraw from what it holds."""
-        for slider in (self.tiers, self.jobs, self.start):
-            slider.disabled = True
-        try:
+        with _busy(self.tiers, self.jobs, self.start):
             tiers = self.tiers.value
             self.demo.reset()
-            self.demo.scripts.set_priority_counter(self.demo.ctx, self.start.value)
+            self.demo.set_counter(self.start.value)
             self.demo.add_batch(seeded_priorities(self.seed, self.jobs.value, range(1, tiers + 1)))
             scores = [e.score for e in self.demo.entries()]
             plots.update_bands(self.close_up, scores, tiers)
@@ -687,9 +674,6 @@ class BandsView(_View):
             self.counts_label.value = html.escape(self.counts_text())
             self.fig.canvas.draw_idle()
             return self.counts
-        finally:
-            for slider in (self.tiers, self.jobs, self.start):
-                slider.disabled = False
 
     def counts_text(self) -> str:
         parts = ", ".join(f"tier {p}: {n}" for p, n in self.counts.items())
@@ -964,10 +948,20 @@ class _Code:
         return f"-- {self.title}\n{self.source}"
 
 
+_LUA_NAME = re.compile(r"(includes/)?[A-Za-z][A-Za-z0-9]*")
+
+
 def show_lua(name: str, *, assembled: bool = False) -> _Code:
     """The Lua of a script (``"moveToActive"``) or include
     (``"includes/getPriorityScore"``) as it lives in ``lua/``; with
     ``assembled``, a script with its includes inlined, exactly as Redis runs it."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, e.g. 'moveToActive', got {type(name).__name__} {name!r}")
+    if not _LUA_NAME.fullmatch(name):
+        raise ValueError(f"name must be a script or include name without '-N.lua', e.g. 'moveToActive' "
+                         f"or 'includes/getPriorityScore', got {name!r}")
+    if not isinstance(assembled, bool):
+        raise TypeError(f"assembled must be a bool, got {type(assembled).__name__} {assembled!r}")
     if name.startswith("includes/"):
         path = LUA_DIR / f"{name}.lua"
         matches = [path] if path.is_file() else []

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from echomq_viz import plots
 from echomq_viz.keys import Keys
 from echomq_viz.live import Demo, seeded_priorities
-from echomq_viz.score import COUNTER_MASK, TIER_SPAN, priority_score, split_score, tier_bounds
+from echomq_viz.score import COUNTER_MASK, TIER_SPAN, priority_score, tier_bounds
 from echomq_viz.server import RedisServer
 from echomq_viz.widgets import (
-    BandsView, ComparisonView, ConsumeView, HeroView, InspectorView, one_line, show_lua,
+    BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
+    one_line, show_lua,
 )
 
 
@@ -95,6 +97,33 @@ def test_one_priority_step_jumps_by_one_tier_span():
     y2 = hero.stairs.marker.get_ydata()[0]
     hero.set(priority=3)
     assert hero.stairs.marker.get_ydata()[0] - y2 == pytest.approx(1.0)  # 0x100000000 / 0x100000000
+
+
+@pytest.mark.parametrize("moves, error, fragment", [
+    ({"priority": 99}, ValueError, "priority must be in 1..6, got 99"),
+    ({"priority": 0}, ValueError, "priority must be in 1..6"),
+    ({"counter": 2**32}, ValueError, "counter must be in 0..4_294_967_295"),
+    ({"priority": 2, "counter": -1}, ValueError, "counter"),  # the good priority is not applied either
+    ({"priority": True}, TypeError, "bool"),
+    ({"counter": 5.0}, TypeError, "float"),
+])
+def test_hero_set_refuses_what_no_slider_can_show_and_changes_nothing(demo, keyspace, moves, error, fragment):
+    hero = HeroView(demo, priority=3, counter=7)
+    hero.live.value = True
+    before, readout = keyspace(), hero.readout_text()
+    with pytest.raises(error, match=fragment) as info:
+        hero.set(**moves)
+    assert len(str(info.value).splitlines()) == 1
+    assert (hero.priority.value, hero.counter.value) == (3, 7) and hero.readout_text() == readout
+    assert keyspace() == before
+
+
+def test_hero_set_takes_numpy_integers(demo):
+    hero = HeroView(demo, priority=np.int64(2), counter=np.uint32(5))
+    hero.set(priority=np.int8(4), counter=np.uint64(2**32 - 1))
+    assert (hero.priority.value, hero.counter.value) == (4, 2**32 - 1)
+    assert type(hero.priority.value) is int and type(hero.counter.value) is int
+    assert hero.add_on_redis()[1] == priority_score(4, 2**32 - 1)
 
 
 @pytest.mark.parametrize("priority, counter", [(1, 1), (6, COUNTER_MASK), (2, 0), (4, 2**31)])
@@ -234,9 +263,42 @@ def test_bands_start_slider_moves_the_batch(demo):
     assert not view.start.continuous_update and not view.start.disabled
 
 
+def test_bands_refresh_is_busy_and_sets_pc_through_the_demo(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0)
+    seen = []
+    set_counter, add_batch = demo.set_counter, demo.add_batch
+
+    def spying_set_counter(value):
+        seen.append(("pc", value))
+        return set_counter(value)
+
+    def spying_add_batch(priorities, *args, **kwargs):
+        seen.append(("disabled", [s.disabled for s in (view.tiers, view.jobs, view.start)]))
+        return add_batch(priorities, *args, **kwargs)
+
+    demo.set_counter, demo.add_batch = spying_set_counter, spying_add_batch
+    view.start.value = 1_000
+    assert seen == [("pc", 1_000), ("disabled", [True, True, True])]
+    assert not any(s.disabled for s in (view.tiers, view.jobs, view.start))
+    assert min(e.counter for e in demo.entries()) == 1_001
+
+
 def test_bands_edge_text_is_one_apart():
     text = BandsView.edge_text(None, 3)  # pure: needs no Redis
     assert f"{priority_score(3, COUNTER_MASK):,}" in text and text.endswith("gap: 1")
+
+
+def test_views_take_numpy_integers(demo):
+    view = ComparisonView(demo, a=(np.int64(1), np.uint32(5)), b=(np.int8(2), np.uint64(1)))
+    assert view.run_on_redis().popped == "A"
+    frontier = FrontierView(demo, priority=np.int64(2**21), first_counter=np.int64(4), width=np.int64(16))
+    assert len(frontier.run_on_redis()) == 16
+    wrap = WrapView(demo, start=np.int64(2**32 - 3), jobs=np.int64(4), priority=np.int64(3))
+    assert wrap.run() == ["3", "4", "1", "2"]
+    bands = BandsView(demo, tiers=np.int64(3), jobs=np.int64(20), start=np.int64(5), seed=np.int64(3))
+    assert sum(bands.counts.values()) == 20
+    consume = ConsumeView(demo, priorities=np.array([2, 1, 3]), waiting=np.int64(1))
+    assert [job.id for job in consume.drain()] == consume.expected_order()
 
 
 # -- plots alone ----------------------------------------------------------------------------
@@ -282,34 +344,26 @@ def test_show_lua_reads_the_real_files():
         show_lua("dropEverything")
 
 
+@pytest.mark.parametrize("name, error, fragment", [
+    (5, TypeError, "name must be a str"), (None, TypeError, "NoneType"),
+    ("includes/../../README", ValueError, "e.g. 'moveToActive'"), ("*", ValueError, "e.g."),
+    ("moveToActive-11", ValueError, "without"), ("", ValueError, "e.g."),
+])
+def test_show_lua_refuses_what_is_not_a_script_name(name, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        show_lua(name)
+    assert len(str(info.value).splitlines()) == 1
+
+
+def test_show_lua_assembled_must_be_a_bool():
+    with pytest.raises(TypeError, match="assembled must be a bool"):
+        show_lua("moveToActive", assembled="yes")
+
+
 def test_one_line_keeps_errors_short():
     assert one_line(ValueError("first\nsecond")) == "ValueError: first"
     assert len(one_line(RuntimeError("x" * 1000))) < 230
     assert one_line(KeyError()) == "KeyError"
-
-
-def test_demo_queues_are_namespaced_and_reset_only_themselves(r):
-    with pytest.raises(ValueError, match="viz-"):
-        Demo("orders", client=r)
-    r.set("emq:{orders}:pc", "41")
-    demo = Demo("viz-test", client=r)
-    demo.add("j", 1)
-    demo.reset()
-    assert r.get("emq:{orders}:pc") == "41" and demo.entries() == []
-
-
-@pytest.mark.parametrize("counter, message", [(-1, "0..4_294_967_295"), (2**32, "0..4_294_967_295"),
-                                              (True, "int"), (1.0, "int")])
-def test_demo_add_at_counter_refuses_bad_counters(demo, keyspace, counter, message):
-    before = keyspace()
-    with pytest.raises((TypeError, ValueError), match=message):
-        demo.add_at_counter("j", 1, counter)
-    assert keyspace() == before
-
-
-def test_counter_zero_means_incr_wrapped_to_two_to_the_32(demo, r):
-    job_id, stored = demo.add_at_counter("j", 2, 0)
-    assert split_score(stored) == (2, 0) and r.get(Keys.pc(demo.ctx)) == str(TIER_SPAN)
 
 
 # -- inspector ------------------------------------------------------------------------------
@@ -318,7 +372,7 @@ def test_counter_zero_means_incr_wrapped_to_two_to_the_32(demo, r):
 def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
     demo.add_batch([1, 3, 2, 1])
     demo.add_past_the_limit_for_teaching("far", 2**21)
-    view = InspectorView(redis_server.url, queue="{viz-test}", tiers=4)
+    view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
     report = view.inspect()
     assert report.total == 5 and list(report.tier_counts) == [1, 2, 3, 2**21]
     assert len(view.bands.points.get_offsets()) == 4  # the job past the limit is not drawn

@@ -1,0 +1,359 @@
+"""Demo queues on a shared Redis: each process owns its own, refusals write
+nothing, and the keys of a process that is gone can be cleaned up."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from echomq_viz import owners
+from echomq_viz.keys import Keys
+from echomq_viz.live import Demo, clean_orphans, seeded_priorities
+from echomq_viz.owners import lease_key
+from echomq_viz.score import TIER_SPAN, priority_score, split_score
+from echomq_viz.server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def demo(r) -> Demo:
+    return Demo("viz-test", client=r)
+
+
+def keys_of(client, token: str) -> set[str]:
+    """Every key naming this owner token, demo keys and lease alike."""
+    return {key for key in client.scan_iter(match=f"*@{token}*", count=1000)}
+
+
+def wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# A second process with a Demo of the same base name, driven line by line.
+CHILD = r"""
+import json, sys
+from echomq_viz import owners
+from echomq_viz.live import Demo
+from echomq_viz.server import connect
+
+url, lease_seconds, name = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+owners.LEASE_SECONDS = lease_seconds
+demo = Demo(name, client=connect(url))
+print(json.dumps(demo.queue), flush=True)
+for line in sys.stdin:
+    command, *args = line.split()
+    if command == "add":
+        reply = [demo.add(f"child-{n}", 2) for n in range(int(args[0]))]
+    elif command == "entries":
+        reply = [entry.job_id for entry in demo.entries()]
+    elif command == "reset":
+        reply = demo.reset()
+    print(json.dumps(reply), flush=True)
+"""
+
+
+class DemoProcess:
+    """A Python process holding ``Demo(name)`` on the server at ``url``."""
+
+    def __init__(self, url: str, name: str = "viz-shared", lease_seconds: float = 30.0) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CHILD, url, str(lease_seconds), name],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.queue = self._read()
+        self.token = self.queue.rsplit("@", 1)[-1]
+
+    def _read(self):
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        assert ready, "the demo process did not answer"
+        line = self.process.stdout.readline()
+        assert line, f"the demo process ended (exit {self.process.wait(5)})"
+        return json.loads(line)
+
+    def ask(self, command: str):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def exit(self) -> int:
+        """End the process the ordinary way (stdin closed): its atexit runs."""
+        self.process.stdin.close()
+        return self.process.wait(30)
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no atexit, the lease stays until it expires
+        self.process.wait(30)
+
+    def __enter__(self) -> "DemoProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.kill()
+        self.process.stdout.close()
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+
+
+# -- one kernel, one set of demo queues ---------------------------------------------
+
+
+def test_demo_queue_is_the_base_name_and_this_process_owner(demo, r):
+    assert demo.name == "viz-test"
+    assert demo.queue == f"viz-test@{demo.owner}" and len(demo.owner) == 8
+    assert int(demo.owner, 16) >= 0 and demo.owner == demo.owner.lower()
+    assert Demo("viz-other", client=r).owner == demo.owner  # one token per process
+    assert r.exists(lease_key(demo.owner))
+    assert 0 < r.pttl(lease_key(demo.owner)) <= owners.LEASE_SECONDS * 1000
+    r.delete(lease_key(demo.owner))  # lost, as in a restarted server
+    demo.reset()  # the start of every experiment claims it again
+    assert r.exists(lease_key(demo.owner))
+
+
+def test_an_owner_whose_token_is_taken_picks_another(r, redis_server):
+    owner = owners._Owner()
+    taken = owner.token
+    r.set(lease_key(taken), "another live process")
+    try:
+        token = owner.claim(r)
+        assert token != taken and r.get(lease_key(taken)) == "another live process"
+        assert r.exists(lease_key(token))
+        with RedisServer() as second:  # once queues are named, a taken token is an error
+            second.client().set(lease_key(token), "a twin")
+            with pytest.raises(RuntimeError, match="restart"):
+                owner.claim(second.client())
+    finally:
+        owner.release()
+    assert not r.exists(lease_key(token)) and r.exists(lease_key(taken))
+
+
+def test_two_processes_with_one_demo_name_never_see_each_others_jobs(r, redis_server):
+    mine = Demo("viz-shared", client=r)
+    mine.add_batch([3, 1, 2])
+    with DemoProcess(redis_server.url) as other:
+        assert other.queue.startswith("viz-shared@") and other.queue != mine.queue
+        assert other.ask("add 2") == ["1", "2"]  # its own id counter, from 1
+        assert other.ask("entries") == ["1", "2"]
+        assert [e.job_id for e in mine.entries()] == ["2", "3", "1"]
+        assert [e.counter for e in mine.entries()] == [2, 3, 1]  # its own pc, untouched
+        assert mine.add("four", 1) == "4"
+
+
+def test_reset_of_one_process_never_deletes_the_others_keys(r, redis_server, keyspace):
+    mine = Demo("viz-shared", client=r)
+    mine.add_batch([1, 2])
+    mine_prefix = Keys.base(mine.ctx).encode()
+    with DemoProcess(redis_server.url) as other:
+        other.ask("add 3")
+        before = keyspace()
+        assert other.ask("reset") > 0
+        after = keyspace()
+        mine_before = {k: v for k, v in before.items() if k.startswith(mine_prefix)}
+        assert mine_before and all(after.get(k) == v for k, v in mine_before.items())
+        mine.reset()
+        assert other.ask("add 1") == ["1"] and other.ask("entries") == ["1"]
+        assert mine.entries() == []
+
+
+def test_the_notebooks_demo_names_only_reset_themselves(r):
+    r.set("emq:{orders}:pc", "41")
+    r.set("emq:{viz-test}:pc", "7")  # the old shared demo name: someone else's now
+    demo = Demo("viz-test", client=r)
+    demo.add("j", 1)
+    demo.reset()
+    assert r.get("emq:{orders}:pc") == "41" and r.get("emq:{viz-test}:pc") == "7"
+    assert demo.entries() == []
+
+
+# -- ending, and cleaning up after the dead ----------------------------------------------
+
+# Keys that look like demo keys of a dead owner (deadbeef has no lease) but are not.
+NEAR_MISSES = [
+    "emq:{viz-a@1234567}:pc", "emq:{viz-a@123456789}:pc", "emq:{viz-a@DEADBEEF}:pc",
+    "emq:{viz-@deadbeef}:pc", "emq:{viz-a b@deadbeef}:pc", "emq:{viz-a@deadbeef}x:pc",
+    "emq:{viz-a@deadbeef}", "xemq:{viz-a@deadbeef}:pc", "emq:{viz-a@deadbeef}}:pc",
+    "bull:{viz-a@deadbeef}:pc", "emq:{VIZ-a@deadbeef}:pc", "emq:{vizier@deadbeef}:pc",
+    "emq:viz-a@deadbeef:pc", "emq:{viz-a@b@deadbeef}:pc", "emq:{viz-a\x00@deadbeef}:pc",
+    "emq:{viz-a@deadbeef:pc", "other:{viz-a@deadbeef}:pc", "emq:{viz-*@deadbeef",
+]
+
+
+def test_clean_orphans_removes_a_killed_process_keys_and_nothing_else(r, redis_server, keyspace):
+    binary = redis_server.client(decode_responses=False)
+    for key in NEAR_MISSES:
+        r.set(key, "not a demo key")
+    binary.set(b"emq:{viz-\xff@deadbeef}:pc", b"not UTF-8: no Demo makes it")
+    r.set("emq:{viz-gone@0badc0de}:pc", "5")  # a demo key whose owner never renewed
+    r.rpush("emq:{viz-gone@0badc0de}:wait", "1")
+    mine = Demo("viz-orphans", client=r)
+    mine.add_batch([1, 2])
+    # Short leases, so the test need not wait long; the live one has slack for a busy machine.
+    with DemoProcess(redis_server.url, lease_seconds=2) as alive, \
+            DemoProcess(redis_server.url, lease_seconds=1) as killed:
+        started = time.monotonic()
+        alive.ask("add 3")
+        killed.ask("add 4")
+        killed.kill()
+        assert wait_until(lambda: not r.exists(lease_key(killed.token)), 10), "the lease never expired"
+        time.sleep(max(0.0, started + 2.5 - time.monotonic()))  # alive's first lease is over too
+        assert r.exists(lease_key(alive.token)), "a live process's lease was not renewed"
+        doomed = keys_of(binary, killed.token) | {b"emq:{viz-gone@0badc0de}:pc",
+                                                  b"emq:{viz-gone@0badc0de}:wait"}
+        assert len(doomed) > 4
+        before = keyspace()
+        assert clean_orphans(r) == len(doomed)
+        assert keyspace() == {k: v for k, v in before.items() if k not in doomed}
+        assert alive.ask("entries") == ["1", "2", "3"]
+        assert clean_orphans(r) == 0
+        assert alive.exit() == 0
+    assert keys_of(r, alive.token) == set()  # its atexit took its keys and lease with it
+    assert len(mine.entries()) == 2
+
+
+def test_clean_orphans_works_through_many_batches(r):
+    with r.pipeline(transaction=False) as pipe:
+        for n in range(2500):
+            pipe.set(f"emq:{{viz-many-{n % 7}@0badc0de}}:{n}", "x")
+            pipe.set(f"emq:{{viz-foreign-{n % 5}}}:{n}", "y")
+        pipe.execute()
+    mine = Demo("viz-many-0", client=r)
+    mine.add_batch([1] * 300)
+    assert clean_orphans(r) == 2500
+    assert r.dbsize() == 2500 + len(keys_of(r, mine.owner))
+    assert len(mine.entries()) == 300
+
+
+def test_a_process_that_exits_deletes_its_demo_keys_and_lease(r, redis_server):
+    with DemoProcess(redis_server.url, name="viz-short") as short, \
+            DemoProcess(redis_server.url, name="viz-short") as sibling:
+        short.ask("add 5")
+        sibling.ask("add 2")
+        assert len(keys_of(r, short.token)) > 5
+        assert short.exit() == 0
+        assert keys_of(r, short.token) == set()
+        assert sibling.ask("entries") == ["1", "2"]
+
+
+def test_clean_orphans_refuses_what_is_not_a_client():
+    with pytest.raises(TypeError, match="redis client"):
+        clean_orphans("redis://127.0.0.1:6379")
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, error, fragment", [
+    ("orders", ValueError, "viz-"), ("viz-", ValueError, "go on after it"),
+    ("viz-a@b", ValueError, "'@'"), ("viz-" + "x" * 88, ValueError, "at most 91"),
+    ("viz-a:b", ValueError, "':'"), (b"viz-x", TypeError, "str"),
+])
+def test_demo_refuses_bad_names_before_touching_redis(name, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        Demo(name, client=object())  # never used: the name is checked first
+    assert len(str(info.value).splitlines()) == 1
+
+
+def test_demo_refuses_what_is_not_a_client():
+    with pytest.raises(TypeError, match="redis client"):
+        Demo("viz-x", client="redis://localhost")
+
+
+# -- refusals write nothing ----------------------------------------------------------------
+
+REFUSALS = {
+    "add_at_counter empty name": (lambda d: d.add_at_counter("", 1, 500), ValueError, "job name"),
+    "add_at_counter name 5": (lambda d: d.add_at_counter(5, 1, 500), TypeError, "job name"),
+    "add_at_counter priority 0": (lambda d: d.add_at_counter("j", 0, 500), ValueError, "1..2_097_151"),
+    "add_at_counter priority True": (lambda d: d.add_at_counter("j", True, 500), TypeError, "bool"),
+    "add_at_counter data set": (lambda d: d.add_at_counter("j", 1, 500, data={1, 2}), TypeError, "JSON"),
+    "add_at_counter counter -1": (lambda d: d.add_at_counter("j", 1, -1), ValueError, "0..4_294_967_295"),
+    "add_at_counter counter 2**32": (lambda d: d.add_at_counter("j", 1, 2**32), ValueError, "0..4_294_967_295"),
+    "add_at_counter counter True": (lambda d: d.add_at_counter("j", 1, True), TypeError, "bool"),
+    "add_at_counter counter 1.0": (lambda d: d.add_at_counter("j", 1, 1.0), TypeError, "float"),
+    "teaching empty name": (lambda d: d.add_past_the_limit_for_teaching("", 2**21, 900), ValueError, "job name"),
+    "teaching priority 2**32": (lambda d: d.add_past_the_limit_for_teaching("j", 2**32, 900), ValueError, "2**32 - 1"),
+    "teaching counter -1": (lambda d: d.add_past_the_limit_for_teaching("j", 2**21, -1), ValueError, "counter"),
+    "compare A priority 0": (lambda d: d.compare((0, 5), (1, 1)), ValueError, "job A priority"),
+    "compare B counter 2**32": (lambda d: d.compare((1, 5), (1, 2**32)), ValueError, "job B counter"),
+    "compare A not a pair": (lambda d: d.compare(5, (1, 1)), TypeError, "job A"),
+    "compare B triple": (lambda d: d.compare((1, 1), (1, 2, 3)), TypeError, "job B"),
+    "add_batch empty name": (lambda d: d.add_batch([1, 2], name=""), ValueError, "job name"),
+    "add_batch priority 0": (lambda d: d.add_batch([1, 0]), ValueError, "1..2_097_151"),
+    "set_counter -1": (lambda d: d.set_counter(-1), ValueError, "counter"),
+    "set_counter True": (lambda d: d.set_counter(True), TypeError, "bool"),
+    "set_counter 2**63": (lambda d: d.set_counter(2**63), ValueError, "counter"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS, ids=list(REFUSALS))
+def test_demo_refusals_change_nothing(demo, keyspace, case):
+    make, error, fragment = REFUSALS[case]
+    demo.add_batch([2, 1])
+    demo.set_counter(41)
+    before = keyspace()
+    with pytest.raises(error, match=fragment.replace("*", r"\*")) as info:
+        make(demo)
+    assert len(str(info.value).splitlines()) == 1
+    assert keyspace() == before
+
+
+def test_counter_zero_means_incr_wrapped_to_two_to_the_32(demo, r):
+    job_id, stored = demo.add_at_counter("j", 2, 0)
+    assert split_score(stored) == (2, 0) and r.get(Keys.pc(demo.ctx)) == str(TIER_SPAN)
+
+
+# -- numpy integers are ints, bools are not ------------------------------------------------------
+
+
+def test_numpy_integers_are_accepted_wherever_an_int_is(demo):
+    job_id, stored = demo.add_at_counter("j", np.int64(2), np.uint32(7))
+    assert stored == priority_score(2, 7)
+    demo.set_counter(np.int64(99))
+    assert demo.priority_counter() == 99
+    _, far = demo.add_past_the_limit_for_teaching("far", np.int64(2**21), np.int32(4))
+    assert far == float(2**21 * TIER_SPAN + 4)
+    assert demo.compare((np.int8(1), np.uint64(5)), (np.int16(2), np.int32(1))).popped == "A"
+    assert seeded_priorities(np.int64(3), np.int64(4), np.array([1, 2])) == seeded_priorities(3, 4, [1, 2])
+
+
+@pytest.mark.parametrize("seed, count, tiers, error", [
+    (True, 3, (1,), TypeError), (1.5, 3, (1,), TypeError), (1, -1, (1,), ValueError),
+    (1, 3, (), ValueError), (1, 3, (0, 1), ValueError), (1, "3", (1,), TypeError),
+])
+def test_seeded_priorities_refuses_bad_arguments(seed, count, tiers, error):
+    with pytest.raises(error):
+        seeded_priorities(seed, count, tiers)
+
+
+def test_demo_and_clean_orphans_on_a_cluster():
+    from conftest import server_binary
+    from echomq_viz.cluster import LocalCluster
+
+    with LocalCluster(3, server_binary("bundled")) as cluster:
+        client = cluster.client()
+        demo = Demo("viz-cluster", client=client)
+        demo.add_batch([2, 1, 3])
+        dead = [f"emq:{{viz-dead-{n}@0badc0de}}:pc" for n in range(12)]  # spread over the slots
+        for key in dead:
+            client.set(key, "1")
+        client.set("emq:{viz-dead-0@0badc0de}x", "not a demo key")
+        assert len({cluster.owner_index(key) for key in dead}) > 1
+        assert clean_orphans(client) == len(dead)
+        assert not any(client.exists(key) for key in dead)
+        assert client.exists("emq:{viz-dead-0@0badc0de}x")
+        assert [job.id for job in demo.drain()] == ["2", "1", "3"]
+        assert client.exists(lease_key(demo.owner))

@@ -1,0 +1,83 @@
+"""The notebooks on one shared Redis: two kernels running the same notebook at
+the same time each work on demo queues of their own, print exactly the stored
+outputs, and leave no demo key behind when they end."""
+
+from __future__ import annotations
+
+import asyncio
+import configparser
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from echomq_viz.server import ENV_URL, RedisServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+# The notebooks whose demo queues collided when run twice at once: their
+# printed ids, counters and pop orders depend on owning the queue alone.
+SHARED = ["01-one-score-two-keys", "03-inside-the-consume", "05-where-exactness-ends"]
+
+
+def sanitizers() -> list[tuple[re.Pattern, str]]:
+    """The regex/replace pairs nbval applies, read from the same file."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(SANITIZE, encoding="utf-8")
+    return [(re.compile(config[s]["regex"]), config[s]["replace"]) for s in config.sections()]
+
+
+def printed(nb, rules) -> list[list[str]]:
+    """Per code cell, what a reader sees as text: streams, plain reprs, errors."""
+    def clean(text: str) -> str:
+        for pattern, replacement in rules:
+            text = pattern.sub(replacement, text)
+        return text
+
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        texts = []
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                texts.append(output.name + ": " + output.text)
+            elif output.output_type == "error":
+                texts.append(f"error: {output.ename}: {output.evalue}")
+            elif "text/plain" in output.get("data", {}):
+                texts.append("repr: " + output.data["text/plain"])
+        cells.append([clean(text) for text in texts])
+    return cells
+
+
+@pytest.fixture
+def shared_redis(monkeypatch):
+    """One private server that both kernels reach through REDIS_URL."""
+    server = RedisServer().start()
+    monkeypatch.setenv(ENV_URL, server.url)
+    yield server
+    server.stop()
+
+
+async def _run_at_once(path: Path, workdir: Path, copies: int) -> list:
+    notebooks = [nbformat.read(path, as_version=4) for _ in range(copies)]
+    clients = [NotebookClient(nb, timeout=180, kernel_name="python3",
+                              resources={"metadata": {"path": str(workdir)}}) for nb in notebooks]
+    await asyncio.gather(*(client.async_execute() for client in clients))
+    return notebooks
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_two_kernels_running_one_notebook_at_once_print_the_stored_outputs(name, shared_redis, tmp_path):
+    path = ROOT / "notebooks" / f"{name}.ipynb"
+    rules = sanitizers()
+    stored = printed(nbformat.read(path, as_version=4), rules)
+    assert any(stored), "the stored notebook prints nothing: nothing would be compared"
+    first, second = asyncio.run(_run_at_once(path, tmp_path, 2))
+    assert printed(first, rules) == stored
+    assert printed(second, rules) == stored
+    # Both kernels have ended: their atexit took their demo keys and leases along.
+    left = sorted(shared_redis.client().scan_iter(match="emq:{viz-*", count=1000))
+    assert left == [], left[:10]
