@@ -1,21 +1,27 @@
 """Keeps one private redis-server alive exactly as long as its parent process.
 
 Run by :class:`echomq_viz.server.RedisServer` as
-``python -m echomq_viz._supervisor CONFIG_JSON`` with a pipe on stdin. It
-starts redis-server, waits until it answers PING, prints ``ready <pid>`` (or
-``failed <reason>``) on stdout, then blocks reading stdin. When the parent
-closes the pipe, or dies in any way, SIGKILL included, the read returns and
-the supervisor stops redis-server and deletes its directory. redis-server also
-gets PR_SET_PDEATHSIG, so even a SIGKILL of the supervisor takes it down.
+``python -m echomq_viz._supervisor`` with a pipe on stdin whose first line is
+the JSON config (not an argument: other users can read every command line,
+and the config holds the password). It starts redis-server, waits until it
+answers PING, and prints ``ready <pid>`` (or ``failed <reason>``). Then it
+watches both ends:
 
-Standard library only, so it starts fast.
+- the parent closes the pipe, or dies in any way, SIGKILL included: the
+  supervisor stops redis-server and deletes its directory;
+- redis-server dies: with restarts left, it starts it again on the same
+  address and prints ``restarted <pid> <old pid> <reason>``; otherwise it
+  prints ``died <old pid> <reason>`` and exits, cleaning up as above.
+
+redis-server also gets PR_SET_PDEATHSIG, so even a SIGKILL of the supervisor
+takes it down. Standard library only (psutil is not imported), so it starts fast.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -23,17 +29,20 @@ import subprocess
 import sys
 import time
 
-_PR_SET_PDEATHSIG = 1
+from ._process import die_with_parent
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the stdin pipe still covers us
-        pass
+def _command(*words: str) -> bytes:
+    """One command in RESP, so a password is sent as data, whatever it holds."""
+    encoded = [word.encode() for word in words]
+    return f"*{len(encoded)}\r\n".encode() + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in encoded)
 
 
-def _pings(config: dict) -> bool:
+def _answers(config: dict) -> bool:
+    """True once redis-server answers PING (after AUTH when it has a password)."""
+    password = config.get("password")
+    request = (_command("AUTH", password) if password else b"") + _command("PING")
+    lines = 2 if password else 1
     try:
         if config.get("socket"):
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -44,23 +53,60 @@ def _pings(config: dict) -> bool:
         with conn:
             conn.settimeout(0.5)
             conn.connect(address)
-            conn.sendall(b"PING\r\n")
-            return conn.recv(64).startswith(b"+PONG")
+            conn.sendall(request)
+            reply = b""
+            while reply.count(b"\r\n") < lines:
+                chunk = conn.recv(256)
+                if not chunk:
+                    return False
+                reply += chunk
+            return reply.endswith(b"+PONG\r\n")  # not -LOADING: the data is all there
     except OSError:
         return False
 
 
-def _log_tail(path: str, lines: int = 8) -> str:
+def _log_tail(config: dict, lines: int = 8) -> str:
+    """The log's last lines; redis-server quotes a bad config line, so never the password."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return " | ".join(line.strip() for line in handle.readlines()[-lines:])
+        with open(os.path.join(config["dir"], "redis.log"), encoding="utf-8", errors="replace") as handle:
+            tail = " | ".join(line.strip() for line in handle.readlines()[-lines:])
     except OSError:
         return "(no log)"
+    return tail.replace(config["password"], "***") if config.get("password") else tail
 
 
-def main(argv: list[str]) -> int:
-    config = json.loads(argv[1])
-    directory, log_path = config["dir"], os.path.join(config["dir"], "redis.log")
+def _how_it_ended(code: int, config: dict) -> str:
+    if code < 0:
+        return f"was killed by signal {-code}"
+    return f"exited with {code}: {_log_tail(config)}"
+
+
+def _start(config: dict) -> tuple[subprocess.Popen, str | None]:
+    """Start redis-server; return it and None once it answers, else why not."""
+    with open(os.path.join(config["dir"], "redis.log"), "ab") as log:
+        proc = subprocess.Popen(
+            config["argv"], cwd=config["dir"], stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, preexec_fn=die_with_parent(signal.SIGKILL),
+        )
+    deadline = time.monotonic() + config.get("timeout", 10.0)
+    while not _answers(config):
+        if proc.poll() is not None:
+            return proc, f"redis-server {_how_it_ended(proc.returncode, config)}"
+        if time.monotonic() > deadline:
+            return proc, f"redis-server did not answer PING in time: {_log_tail(config)}"
+        time.sleep(0.005)
+    return proc, None
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def main() -> int:
+    config = json.loads(sys.stdin.buffer.readline() or b"{}")
+    if not config:
+        return 2
+    restarts = int(config.get("restarts", 0))
 
     def stop_on_signal(signum, frame):  # SIGTERM/SIGHUP: clean up like EOF
         raise SystemExit(0)
@@ -71,24 +117,28 @@ def main(argv: list[str]) -> int:
 
     proc = None
     try:
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                config["argv"], cwd=directory, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-            )
-        deadline = time.monotonic() + config.get("timeout", 10.0)
-        while not _pings(config):
-            if proc.poll() is not None:
-                print(f"failed redis-server exited with {proc.returncode}: {_log_tail(log_path)}", flush=True)
+        proc, problem = _start(config)
+        if problem:
+            _say(f"failed {problem}")
+            return 1
+        _say(f"ready {proc.pid}")
+        stdin = sys.stdin.fileno()
+        while True:
+            readable, _, _ = select.select([stdin], [], [], 0.2)
+            if readable and not os.read(stdin, 4096):
+                return 0  # EOF: the parent closed the pipe or is gone
+            if proc.poll() is None:
+                continue
+            old, reason = proc.pid, _how_it_ended(proc.returncode, config)
+            if restarts <= 0:
+                _say(f"died {old} {reason}")
                 return 1
-            if time.monotonic() > deadline:
-                print(f"failed redis-server did not answer PING in time: {_log_tail(log_path)}", flush=True)
+            restarts -= 1
+            proc, problem = _start(config)
+            if problem:
+                _say(f"died {old} {reason}; starting it again failed: {problem}")
                 return 1
-            time.sleep(0.005)
-        print(f"ready {proc.pid}", flush=True)
-        while sys.stdin.buffer.read(4096):  # returns b"" once the parent is gone
-            pass
-        return 0
+            _say(f"restarted {proc.pid} {old} {reason}")
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -98,8 +148,8 @@ def main(argv: list[str]) -> int:
                 proc.kill()
                 proc.wait()
         if not config.get("keep_dir"):
-            shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(config["dir"], ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

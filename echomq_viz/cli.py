@@ -2,19 +2,23 @@
 as offline HTML pages, with a private Redis.
 
 - ``echomq-viz lab``    open the notebooks in JupyterLab;
-- ``echomq-viz app``    serve them as a Voila app (no code, one page per
-  notebook; idle kernels are culled);
-- ``echomq-viz redis``  run the embedded server in the foreground and print how
+- ``echomq-viz app``    serve them as a Voila app (no code, no tracebacks, one
+  page per notebook; idle kernels are culled);
+- ``echomq-viz redis``  run the embedded server in the foreground and say how
   to connect to it;
+- ``echomq-viz clean``  remove the demo keys no live kernel owns from a Redis;
 - ``echomq-viz export`` write every notebook as an HTML page that renders its
   widgets and figures with no network (see :mod:`echomq_viz.export`).
 
-``lab`` and ``app`` start the embedded Redis (unless ``REDIS_URL`` is set) and
-hand its address to every kernel through ``REDIS_URL``. Options they do not
-know go to JupyterLab or Voila. Ctrl-C, SIGTERM or SIGHUP stops the server
-cleanly (it shuts its kernels down), then anything it left behind, then Redis:
-no redis-server, kernel, jupyter or voila process outlives the command. A
-second Ctrl-C stops everything at once.
+``lab`` and ``app`` start the embedded Redis (unless ``REDIS_URL`` is set, whose
+orphaned demo keys they then clean once) and hand its address to every kernel
+through ``REDIS_URL``. Options they do not know go to JupyterLab or Voila.
+Ctrl-C, SIGTERM or SIGHUP stops the server cleanly (it shuts its kernels down),
+then anything it left behind, then Redis: no redis-server, kernel, jupyter or
+voila process outlives the command. A second Ctrl-C stops everything at once.
+An embedded redis-server that dies is started again on the same address
+(empty), a few times at most, and each time one line says so. Every run starts
+by deleting what a killed run (``kill -9``) of this user left in the temp folder.
 """
 
 from __future__ import annotations
@@ -24,23 +28,28 @@ import importlib.util
 import json
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Sequence
 
-from .server import ENV_URL, RedisServer, RedisUnavailable, connect
+from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
+# tests/test_reliability.py still imports these from here.
+from ._process import cmdline, descendants, proc_table  # noqa: F401
+from .server import ENV_URL, RedisServer, RedisUnavailable, connect, redact_url, url_or_private_server
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-GRACE_SECONDS = 20.0  # how long a server may take to shut its kernels down
+ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
+REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
 
 # Voila does not free a kernel when its page closes: cull idle ones.
 VOILA_CULLING = (
     "--MappingKernelManager.cull_interval=5",
     "--MappingKernelManager.cull_idle_timeout=10",
+)
+# A visitor sees that a cell failed, never how (no traceback, no stderr).
+VOILA_NO_TRACEBACKS = (
+    "--VoilaConfiguration.show_tracebacks=False",
+    "--VoilaExecutor.cell_error_instruction=The details are in the server's log.",
 )
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
@@ -71,210 +80,81 @@ def _require(module: str, package: str) -> None:
         raise SystemExit(f"echomq-viz: {package} is not installed here: pip install {package}")
 
 
-def _start_or_reuse_redis() -> tuple[str, RedisServer | None]:
-    url = os.environ.get(ENV_URL)
-    if url:
-        connect(url).close()  # fail now, with one clear line, rather than in every notebook
-        return url, None
-    server = RedisServer().start()
-    return server.url, server
+# -- Redis for the kernels ---------------------------------------------------------------------
 
 
-# -- processes: the whole family, found through /proc (or ps) ---------------------------------
+def _say(line: str) -> None:
+    print(f"echomq-viz: {line}", file=sys.stderr, flush=True)
 
 
-def proc_table() -> dict[int, tuple[int, str, str]]:
-    """Every process as ``pid -> (ppid, start time, state)``."""
-    table: dict[int, tuple[int, str, str]] = {}
-    if os.path.isdir("/proc/self"):
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as handle:
-                    data = handle.read()
-            except OSError:  # gone meanwhile
-                continue
-            fields = data[data.rindex(b")") + 2:].split()  # the name may hold spaces
-            table[int(name)] = (int(fields[1]), fields[19].decode(), fields[0].decode())
-        return table
-    listing = subprocess.run(["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "state=", "-o", "lstart="],
-                             capture_output=True, text=True, check=False).stdout
-    for line in listing.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[0].isdigit():
-            table[int(parts[0])] = (int(parts[1]), parts[3].strip(), parts[2][:1])
-    return table
+def _sweep() -> None:
+    for path in sweep_leftovers():
+        _say(f"deleted {path}, left by a run that was killed")
 
 
-def cmdline(pid: int) -> str:
-    """A process's command line, or "" once it is gone."""
+def _clean_orphans(url: str) -> int:
+    """``echomq_viz.live.clean_orphans`` on the Redis at ``url``: how many it removed."""
+    from .live import clean_orphans  # here, not above: the other commands need none of live
+
+    client = connect(url)
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def descendants(root: int, table: dict[int, tuple[int, str, str]] | None = None) -> list[int]:
-    """The pids of every process below ``root``, children first."""
-    table = proc_table() if table is None else table
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, queue = [], list(children.get(root, []))
-    while queue:
-        pid = queue.pop(0)
-        found.append(pid)
-        queue.extend(children.get(pid, []))
-    return found
-
-
-class _Family:
-    """Every process seen below a root, remembered with its start time so a
-    reused pid is never signalled."""
-
-    def __init__(self) -> None:
-        self.seen: dict[int, str] = {}
-
-    def note(self, root: int, *, skip: Iterable[int] = ()) -> None:
-        table = proc_table()
-        skipped = set()
-        for pid in skip:
-            if pid in table:
-                skipped.add(pid)
-                skipped.update(descendants(pid, table))
-        for pid in descendants(root, table):
-            if pid not in skipped:
-                self.seen[pid] = table[pid][1]
-
-    def alive(self) -> list[int]:
-        table = proc_table()
-        return [pid for pid, start in self.seen.items()
-                if pid in table and table[pid][1] == start and table[pid][2] not in ("Z", "X")]
-
-    def end(self, grace: float = 5.0) -> list[int]:
-        """SIGTERM whatever is still alive, SIGKILL it after ``grace``;
-        return the pids that had to be stopped."""
-        left = self.alive()
-        for pid in left:
-            _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while self.alive() and time.monotonic() < deadline:
-            _reap()
-            time.sleep(0.1)
-        for pid in self.alive():
-            _signal(pid, signal.SIGKILL)
-        _reap()
-        return left
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _reap() -> None:
-    """Collect orphans that were reparented to us (we are their subreaper)."""
-    for pid, (ppid, _, state) in proc_table().items():
-        if ppid == os.getpid() and state == "Z":
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-
-
-def _libc_prctl(option: int, value: int) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the process-tree sweep still runs
-        pass
-
-
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _server_preexec() -> None:
-    """In the server's child, before exec: SIGTERM it (a clean stop) if we die."""
-    if sys.platform.startswith("linux"):
-        _libc_prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def supervise(argv: Sequence[str], env: dict[str, str], *, keep: Iterable[int] = (),
-              grace: float = GRACE_SECONDS) -> int:
-    """Run a server until it exits or we are told to stop; then make sure
-    nothing it started is left.
-
-    The server runs in its own session, so Ctrl-C in the terminal reaches only
-    us; we pass a stop on as SIGTERM, the signal both JupyterLab and Voila
-    answer by shutting their kernels down. Processes that outlive it (a kernel
-    it could not stop) are ended too. ``keep`` are pids of ours that are not
-    the server's business (the Redis supervisor), left alone here.
-    """
-    if sys.platform.startswith("linux"):
-        _libc_prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphaned kernels come back to us
-    wake = threading.Event()
-    received: list[int] = []
-
-    def handler(signum, frame):
-        received.append(signum)
-        wake.set()
-
-    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
-    family = _Family()
-    keep = tuple(keep)
-    try:
-        child = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, preexec_fn=_server_preexec)
-        asked_at: float | None = None
-        last_look = 0.0
-        while child.poll() is None:
-            wake.wait(0.25)
-            now = time.monotonic()
-            if now - last_look >= 1.0:  # who the server has started, for the sweep
-                family.note(child.pid)
-                last_look = now
-            if wake.is_set():
-                wake.clear()
-                family.note(child.pid)
-                if asked_at is None:
-                    print("\nechomq-viz: stopping the server and its kernels ...",
-                          file=sys.stderr, flush=True)
-                    _signal(child.pid, signal.SIGTERM)
-                    asked_at = now
-                else:  # asked twice: no more waiting
-                    asked_at = now - grace
-            if asked_at is not None and now - asked_at >= grace:
-                _kill_group(child.pid)
-                child.wait()
-        code = child.returncode
+        return int(clean_orphans(client))
     finally:
-        # Whatever the server left (or was reparented to us), then its group.
-        family.note(os.getpid(), skip=keep)
-        family.end()
-        for signum, before in previous.items():
-            signal.signal(signum, before)
-    if received and code in (0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM):
-        return 0
-    return 128 - code if code < 0 else code
+        client.close()
 
 
-def _kill_group(pid: int) -> None:
+def _one_line(exc: BaseException) -> str:
+    text = redact_url(str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _clean_at_start(url: str) -> None:
+    """Your Redis may hold demo keys of kernels that died: remove them once, never fatally."""
     try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        _signal(pid, signal.SIGKILL)
+        removed = _clean_orphans(url)
+    except Exception as exc:  # the notebooks work without it: say why, go on
+        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc)}")
+        return
+    if removed:
+        _say(f"removed {removed} orphaned demo key(s) at {redact_url(url)}")
+
+
+def _redis_watch(server: RedisServer | None) -> Callable[[], bool] | None:
+    """For :func:`supervise`: report restarts of the embedded redis-server;
+    False, after one line saying why, once it is gone for good."""
+    if server is None:
+        return None
+
+    def watch() -> bool:
+        news = server.events()
+        if server.running:
+            for line in news:
+                _say(line)
+            return True
+        _say(f"{news[-1] if news else 'the embedded redis-server is gone'}; stopping")
+        return False
+
+    return watch
 
 
 def _redis_pids(server: RedisServer | None) -> tuple[int, ...]:
-    if server is None or server._supervisor is None:
-        return ()
-    return (server._supervisor.pid,)
+    return (server.supervisor_pid,) if server is not None and server.supervisor_pid else ()
+
+
+def _serve(argv: list[str], env: dict[str, str]) -> int:
+    _sweep()
+    url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
+    try:
+        print(f"echomq-viz: notebooks use {'the embedded' if server else 'your'} Redis at {redact_url(url)}",
+              flush=True)
+        if server is None:
+            _clean_at_start(url)
+        print("echomq-viz: Ctrl-C stops the server, its kernels and the Redis it started", flush=True)
+        return supervise(argv, {**os.environ, **env, ENV_URL: url}, keep=_redis_pids(server),
+                         watch=_redis_watch(server))
+    finally:
+        if server is not None:
+            server.stop()
 
 
 # -- the commands ---------------------------------------------------------------------------------
@@ -290,61 +170,87 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    # One more Jupyter config folder, first on JUPYTER_CONFIG_PATH, for this
-    # run only: it switches the news and update announcements off, leaving the
-    # user's own settings alone.
-    with tempfile.TemporaryDirectory(prefix="echomq-viz-lab-") as config_dir:
-        labconfig = Path(config_dir, "labconfig")
+    # This run's folder, first on JUPYTER_CONFIG_PATH: it switches the news and
+    # update announcements off, leaving the user's own settings alone.
+    with owned_tempdir("echomq-viz-lab-") as run_dir:
+        labconfig = run_dir / "labconfig"
         labconfig.mkdir()
         (labconfig / "page_config.json").write_text(json.dumps(
             {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}))
-        paths = [config_dir, *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
+        paths = [str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
         return _serve([*argv, *extra], {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths)})
+
+
+def app_environment(inspect_any: bool) -> dict[str, str]:
+    """What the app's kernels get besides ``REDIS_URL``."""
+    return {ENV_INSPECT: "any" if inspect_any else "own"}
 
 
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("voila", "voila")
     root = notebooks_dir(args.notebooks)
-    argv = [sys.executable, "-m", "voila", str(root), *VOILA_CULLING,
-            "--VoilaConfiguration.show_tracebacks=True"]
+    argv = [sys.executable, "-m", "voila", str(root), *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
     if args.port is not None:
         argv += [f"--Voila.port={args.port}", "--Voila.port_retries=0"]
     if args.no_browser:
         argv.append("--no-browser")
-    return _serve([*argv, *extra])
+    # Voila's own temp folder (kernel connection files) inside this run's, so
+    # a killed run leaves one folder, which the next run deletes.
+    with owned_tempdir("echomq-viz-app-") as run_dir:
+        argv.append(f"--Voila.connection_dir_root={run_dir}")
+        return _serve([*argv, *extra], app_environment(args.inspect_any))
 
 
-def _serve(argv: list[str], env: dict[str, str] | None = None) -> int:
-    url, server = _start_or_reuse_redis()
-    try:
-        where = "embedded" if server else "your"
-        print(f"echomq-viz: notebooks use the {where} Redis at {url}", flush=True)
-        print("echomq-viz: Ctrl-C stops the server, its kernels and the Redis it started", flush=True)
-        return supervise(argv, {**os.environ, **(env or {}), ENV_URL: url}, keep=_redis_pids(server))
-    finally:
-        if server is not None:
-            server.stop()
+def _write_connect_file(server: RedisServer) -> Path:
+    """A 0600 file in the server's 0700 folder setting REDIS_URL and
+    REDISCLI_AUTH: how this user reaches the server without the password on screen."""
+    path = Path(server.dir, "connect.env")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"export {ENV_URL}='{server.url}'\nexport REDISCLI_AUTH='{server.password}'\n")
+    return path
 
 
 def cmd_redis(args: argparse.Namespace) -> int:
-    server = RedisServer(port=args.port).start()
+    _sweep()
+    server = RedisServer(port=args.port, restarts=REDIS_RESTARTS).start()
     stop = threading.Event()
     previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
     try:
-        print(f"Redis {server.version()} running, pid {server.pid}, private to this command.")
-        print("Connect from a shell or a notebook with:")
-        print(f"  export {ENV_URL}='{server.url}'")
-        cli = f"-p {server.port}" if server.port else f"-s {server.socket_path}"
-        print(f"  redis-cli {cli}")
+        print(f"Redis {server.version()} running, pid {server.pid}, private to this user.")
+        if server.port:
+            print("Connect from a shell (the file, yours only, sets REDIS_URL and REDISCLI_AUTH):")
+            print(f"  . {_write_connect_file(server)}")
+            print(f"  redis-cli -p {server.port}")
+        else:
+            print("Connect from a shell or a notebook with:")
+            print(f"  export {ENV_URL}='{server.url}'")
+            print(f"  redis-cli -s {server.socket_path}")
         print("Ctrl-C stops it and deletes its data.", flush=True)
+        watch = _redis_watch(server)
         while not stop.wait(0.5):
-            if not server.running:
-                print("echomq-viz: redis-server exited", file=sys.stderr)
+            if not watch():
                 return 1
     finally:
         server.stop()
         for signum, before in previous.items():
             signal.signal(signum, before)
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    url = args.url or os.environ.get(ENV_URL)
+    if not url:
+        print("echomq-viz clean: which Redis? set REDIS_URL or give --url URL", file=sys.stderr)
+        return 2
+    try:
+        removed = _clean_orphans(url)
+    except RedisUnavailable:
+        raise
+    except Exception as exc:  # e.g. a user without write permission: one line, nothing half done
+        print(f"echomq-viz clean: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
     return 0
 
 
@@ -358,7 +264,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             log=lambda line: print(line, flush=True),
         )
     except ExportError as exc:
-        print(f"echomq-viz export: {exc}", file=sys.stderr)
+        print(f"echomq-viz export: {redact_url(str(exc))}", file=sys.stderr)
         return 2
     print(f"echomq-viz: {len(written)} pages in {Path(args.out).resolve()}; "
           "open them from disk, no network needed")
@@ -372,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "with a private Redis.",
         epilog="Options lab and app do not know go to JupyterLab or Voila, "
                "e.g. echomq-viz app --theme=dark")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,export}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,export}")
     parser.commands = {}  # name -> its parser, for errors found after parsing
     for name, helptext, portname in (
         ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
@@ -383,10 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--no-browser", action="store_true", help="do not open a browser")
         command.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default ./notebooks)")
         parser.commands[name] = command
+    parser.commands["app"].add_argument(
+        "--inspect-any", action="store_true",
+        help=f"let the inspector notebook reach any Redis URL a visitor types ({ENV_INSPECT}=any for "
+             f"the kernels); by default it reaches only the app's own Redis ({ENV_INSPECT}=own)")
     redis_cmd = sub.add_parser("redis", help="run the embedded Redis in the foreground")
     parser.commands["redis"] = redis_cmd
     redis_cmd.add_argument("--port", type=int, default=None,
-                           help="serve on 127.0.0.1:PORT (0 picks one) instead of a unix socket")
+                           help="serve on 127.0.0.1:PORT (0 picks one) with a fresh password, "
+                                "instead of a unix socket")
+    clean = sub.add_parser("clean", help="remove the demo keys no live kernel owns from REDIS_URL")
+    parser.commands["clean"] = clean
+    clean.add_argument("--url", help="this Redis instead of REDIS_URL")
     export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
     export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
     export.add_argument("--out", default="build/html", help="output folder (default build/html)")
@@ -412,11 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_redis(args)
         if args.command == "export":
             return cmd_export(args)
+        if args.command == "clean":
+            return cmd_clean(args)
         if args.command == "app":
             return cmd_app(args, extra)
         return cmd_lab(args, extra)
     except RedisUnavailable as exc:
-        print(f"echomq-viz: {exc}", file=sys.stderr)
+        print(f"echomq-viz: {redact_url(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -7,7 +7,10 @@ slot on one node, and a Lua script touching nine or eleven of them may run.
 
 - it starts N masters (3 by default) with the same ``redis-server`` binary,
   each a :class:`~echomq_viz.server.RedisServer` in cluster mode, so each is
-  tied to this process and stops with it, however it dies;
+  tied to this process and stops with it, however it dies; they listen on
+  127.0.0.1 only and share one fresh random password (a cluster client uses
+  one password for every node). The cluster bus (port + 10000) takes no
+  password: Redis has no authentication there, in 6.2 or 7.x;
 - it gives node ``i`` the ``i``-th contiguous share of the 16384 slots with
   CLUSTER ADDSLOTS (ADDSLOTSRANGE is 7.0+, so slots go as lists), joins the
   nodes with CLUSTER MEET, and waits, with a deadline, until every node says
@@ -23,12 +26,12 @@ Forming one takes about 2 s. Ports are free ones and differ on every run.
 
 from __future__ import annotations
 
-import socket
+import secrets
 import time
 from typing import Any, Iterable, Sequence
 
 from .keys import key_slot
-from .server import RedisServer, RedisUnavailable, find_redis_server
+from .server import RedisServer, RedisUnavailable, find_redis_server, free_tcp_port
 
 __all__ = [
     "SLOTS",
@@ -51,26 +54,14 @@ class ClusterNotReady(RedisUnavailable):
     """The nodes started but did not agree on one healthy cluster in time."""
 
 
-def cluster_port(attempts: int = 500) -> int:
+def cluster_port() -> int:
     """A free 127.0.0.1 port ``p <= 55535`` whose bus port ``p + 10000`` is free too.
 
     ``RedisServer(port=0)`` is not enough for a cluster node: the kernel's
     ephemeral range reaches 60999, and redis-server in cluster mode (6.2 and
     7.0 alike) exits with "Your Redis port number must be 55535 or less".
     """
-    for _ in range(attempts):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port > MAX_CLUSTER_PORT:
-            continue
-        try:
-            with socket.socket() as bus:
-                bus.bind(("127.0.0.1", port + BUS_OFFSET))
-        except OSError:
-            continue
-        return port
-    raise RedisUnavailable("no free port pair (port, port + 10000) on 127.0.0.1")
+    return free_tcp_port(highest=MAX_CLUSTER_PORT, offsets=(BUS_OFFSET,))
 
 
 def slot_ranges(masters: int) -> list[tuple[int, int]]:
@@ -130,6 +121,7 @@ class LocalCluster:
         self.executable = executable or find_redis_server()
         self.node_timeout_ms = node_timeout_ms
         self.form_timeout = form_timeout
+        self.password = secrets.token_urlsafe(32)  # fresh for each cluster, never shown
         self.nodes: list[RedisServer] = []
         self._clients: list[Any] = []  # every client we handed out, closed by stop()
 
@@ -166,7 +158,8 @@ class LocalCluster:
         last: Exception | None = None
         for _ in range(3):  # another process may take a probed port before redis binds it
             try:
-                return RedisServer(self.executable, port=cluster_port(), extra_args=self.node_args).start()
+                return RedisServer(self.executable, port=cluster_port(), extra_args=self.node_args,
+                                   password=self.password).start()
             except RedisUnavailable as exc:
                 last = exc
         raise RedisUnavailable(f"could not start a cluster node: {last}")
@@ -229,6 +222,7 @@ class LocalCluster:
         self._require_running()
         kwargs.setdefault("decode_responses", True)
         kwargs.setdefault("socket_timeout", 5)
+        kwargs.setdefault("password", self.password)
         client = RedisCluster(host="127.0.0.1", port=self.nodes[0].port, **kwargs)
         self._clients.append(client)
         return client

@@ -336,11 +336,11 @@ class _redis_for_kernels:
         self.server = None
 
     def __enter__(self):
-        from .server import ENV_URL, RedisServer
+        from .server import ENV_URL, url_or_private_server
 
-        if self.needed and not os.environ.get(ENV_URL):
-            self.server = RedisServer().start()
-            os.environ[ENV_URL] = self.server.url
+        if self.needed:
+            url, self.server = url_or_private_server()
+            os.environ[ENV_URL] = url
         return self
 
     def __exit__(self, *exc) -> None:

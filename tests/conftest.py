@@ -73,10 +73,8 @@ def server_binary(kind: str) -> str:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _notebook_server
-    if os.environ.get(server_mod.ENV_URL):
-        return  # the caller chose the server for the notebooks
-    _notebook_server = server_mod.RedisServer().start()
-    os.environ[server_mod.ENV_URL] = _notebook_server.url
+    url, _notebook_server = server_mod.url_or_private_server()  # REDIS_URL: the caller's choice
+    os.environ[server_mod.ENV_URL] = url
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -9,22 +9,29 @@ folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
-import socket
+import stat
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
-from echomq_viz.cli import cmdline, descendants, main
+from echomq_viz._process import claim, cmdline, descendants
+from echomq_viz.cli import ENV_INSPECT, app_environment, build_parser, main
+from echomq_viz.server import RedisServer, free_tcp_port
+from test_server import as_nobody, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
@@ -34,7 +41,8 @@ TINY_NOTEBOOK = {
     "cells": [{
         "cell_type": "code", "execution_count": None, "id": "tiny", "metadata": {}, "outputs": [],
         "source": "import os\nfrom echomq_viz.server import connect\n"
-                  "print('REDIS_URL', os.environ['REDIS_URL'], 'PING', connect().ping())",
+                  "print('REDIS_URL', os.environ['REDIS_URL'], 'PING', connect().ping())\n"
+                  "print('INSPECT', os.environ.get('ECHOMQ_VIZ_INSPECT'))",
     }],
     "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
     "nbformat": 4, "nbformat_minor": 5,
@@ -42,20 +50,28 @@ TINY_NOTEBOOK = {
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_tcp_port()
 
 
-def _stat(pid: int) -> tuple[str, str] | None:
-    """(state, start time) of a process, None when it is gone."""
+# A notebook whose cell fails with a secret in its error and on stderr,
+# both made at run time (so the secret is in no cell source).
+FAILING_NOTEBOOK = {
+    **TINY_NOTEBOOK,
+    "cells": [{
+        "cell_type": "code", "execution_count": None, "id": "fails", "metadata": {}, "outputs": [],
+        "source": "import sys\nsecret = 's3cret' + 'PW'\nprint('on stderr', secret, file=sys.stderr)\n"
+                  "raise RuntimeError(f'cannot reach Redis at redis://:{secret}@127.0.0.1:1/0')",
+    }],
+}
+
+
+def _stat(pid: int) -> tuple[str, float] | None:
+    """(status, start time) of a process, None when it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
+        proc = psutil.Process(pid)
+        return proc.status(), proc.create_time()
+    except psutil.Error:
         return None
-    fields = data[data.rindex(b")") + 2:].split()
-    return fields[0].decode(), fields[19].decode()
 
 
 class Launched:
@@ -64,7 +80,8 @@ class Launched:
     :param notebooks: the notebooks folder it serves.
     """
 
-    def __init__(self, mode: str, notebooks: Path, *, log: Path, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, mode: str, notebooks: Path, *, log: Path, extra: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None) -> None:
         self.mode = mode
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -72,7 +89,7 @@ class Launched:
         if mode == "lab":
             argv.append(f"--IdentityProvider.token={TOKEN}")
         argv += list(extra)
-        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # its own embedded Redis
+        env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, **(env or {})}  # its own Redis
         self.log = log
         self._log_handle = open(log, "wb")
         # Its own process group, like a command in a terminal: Ctrl-C there
@@ -130,7 +147,7 @@ class Launched:
 
     # -- its processes ------------------------------------------------------------------
 
-    def family(self) -> dict[int, tuple[str, str]]:
+    def family(self) -> dict[int, tuple[float, str]]:
         """Every process below the launcher: pid -> (start time, command line)."""
         found = {}
         for pid in descendants(self.proc.pid):
@@ -140,11 +157,11 @@ class Launched:
         return found
 
     @staticmethod
-    def still_running(family: dict[int, tuple[str, str]]) -> list[str]:
+    def still_running(family: dict[int, tuple[float, str]]) -> list[str]:
         left = []
         for pid, (start, command) in family.items():
             stat = _stat(pid)
-            if stat and stat[1] == start and stat[0] not in ("Z", "X"):
+            if stat and stat[1] == start and stat[0] not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
                 left.append(f"{pid} {command[:160]}")
         return left
 
@@ -183,24 +200,31 @@ def tiny_notebooks(tmp_path: Path) -> Path:
     folder = tmp_path / "notebooks"
     folder.mkdir()
     (folder / "tiny.ipynb").write_text(json.dumps(TINY_NOTEBOOK))
+    (folder / "fails.ipynb").write_text(json.dumps(FAILING_NOTEBOOK))
     return folder
 
 
-def _wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+@contextlib.contextmanager
+def running_redis(*args: str, env: dict[str, str] | None = None, stderr=subprocess.PIPE):
+    """``echomq-viz redis ARGS`` on its own embedded server; killed at the end if still running."""
+    env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, **(env or {})}
+    proc = subprocess.Popen([*LAUNCHER, "redis", *args], stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
-def _kernels(family: dict[int, tuple[str, str]]) -> list[int]:
+def _kernels(family: dict[int, tuple[float, str]]) -> list[int]:
     return [pid for pid, (_, cmdline) in family.items() if "ipykernel" in cmdline]
 
 
-def _redis_servers(family: dict[int, tuple[str, str]]) -> list[int]:
+def _redis_servers(family: dict[int, tuple[float, str]]) -> list[int]:
     return [pid for pid, (_, cmdline) in family.items() if "redis-server" in cmdline.split(" ", 1)[0]]
 
 
@@ -211,9 +235,10 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
         session = json.loads(lab.request("POST", "/api/sessions", {
             "path": "tiny.ipynb", "type": "notebook", "name": "tiny.ipynb", "kernel": {"name": "python3"}}))
         assert session["kernel"]["id"]
-        family = _wait_for(lambda: (f := lab.family()) and _kernels(f) and f, 30, "a kernel process")
+        family = wait_for(lambda: (f := lab.family()) and _kernels(f) and f, 30, "a kernel process")
         assert _redis_servers(family), f"no redis-server under the launcher: {family}"
         assert any("jupyterlab" in cmd for _, cmd in family.values())
+        assert all(ENV_INSPECT not in psutil.Process(pid).environ() for pid in _kernels(family))  # lab: unset
         # the news toast is switched off for this run only
         page = lab.request("GET", f"/lab?token={TOKEN}").decode()
         assert "@jupyterlab/apputils-extension:announcements" in page
@@ -222,13 +247,17 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
         lab.stop_and_check(signum)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
-    app = Launched("app", tiny_notebooks, log=tmp_path / "app.log")
+@pytest.mark.parametrize("signum, extra, inspect", [
+    (signal.SIGTERM, (), "own"),
+    (signal.SIGINT, ("--inspect-any",), "any"),
+], ids=["SIGTERM", "SIGINT-inspect-any"])
+def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra, inspect):
+    app = Launched("app", tiny_notebooks, log=tmp_path / "app.log", extra=extra)
     try:
         page = app.request("GET", "/voila/render/tiny.ipynb", timeout=120).decode()
         # the kernel Voila started ran the notebook against the launcher's Redis
         assert f"REDIS_URL {app.redis_url} PING True" in page, page[-2000:]
+        assert f"INSPECT {inspect}" in page
         family = app.family()
         assert _kernels(family), f"no kernel after a page load: {family}"
         assert _redis_servers(family)
@@ -243,7 +272,7 @@ def test_a_killed_server_still_leaves_nothing(tiny_notebooks, tmp_path):
     try:
         lab.request("POST", "/api/sessions", {
             "path": "tiny.ipynb", "type": "notebook", "name": "tiny.ipynb", "kernel": {"name": "python3"}})
-        family = _wait_for(lambda: (f := lab.family()) and _kernels(f) and f, 30, "a kernel process")
+        family = wait_for(lambda: (f := lab.family()) and _kernels(f) and f, 30, "a kernel process")
         (server,) = [pid for pid, (_, cmd) in family.items() if "jupyterlab" in cmd]
         os.kill(server, signal.SIGKILL)
         code = lab.proc.wait(30)
@@ -256,9 +285,7 @@ def test_a_killed_server_still_leaves_nothing(tiny_notebooks, tmp_path):
 
 
 def test_redis_runs_in_the_foreground_and_says_how_to_connect(tmp_path):
-    proc = subprocess.Popen([*LAUNCHER, "redis"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={k: v for k, v in os.environ.items() if k != "REDIS_URL"})
-    try:
+    with running_redis() as proc:
         lines = [proc.stdout.readline() for _ in range(5)]
         text = "".join(lines)
         url = re.search(r"export REDIS_URL='(unix://\S+)'", text).group(1)
@@ -277,31 +304,35 @@ def test_redis_runs_in_the_foreground_and_says_how_to_connect(tmp_path):
         time.sleep(0.2)
         assert not Launched.still_running(family)
         assert not os.path.exists(folder)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
 
 
-def test_redis_on_a_tcp_port():
-    proc = subprocess.Popen([*LAUNCHER, "redis", "--port", "0"], stdout=subprocess.PIPE, text=True,
-                            env={k: v for k, v in os.environ.items() if k != "REDIS_URL"})
-    try:
+def test_redis_on_a_tcp_port_keeps_the_password_off_the_screen(tmp_path):
+    # The password goes to a 0600 file in the server's 0700 folder; the screen
+    # (and any log the output goes to) shows only how to load it.
+    with running_redis("--port", "0") as proc:
         text = "".join(proc.stdout.readline() for _ in range(5))
-        port = int(re.search(r"redis://127\.0\.0\.1:(\d+)/0", text).group(1))
-        assert f"redis-cli -p {port}" in text
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
-            conn.sendall(b"PING\r\n")
-            assert conn.recv(16).startswith(b"+PONG")
+        env_file = Path(re.search(r"^  \. (\S+/connect\.env)$", text, re.M).group(1))
+        port = int(re.search(r"^  redis-cli -p (\d+)$", text, re.M).group(1))
+        assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+        assert stat.S_IMODE(env_file.parent.stat().st_mode) == 0o700
+        exported = dict(re.findall(r"^export (\w+)='(.*)'$", env_file.read_text(), re.M))
+        url, password = exported["REDIS_URL"], exported["REDISCLI_AUTH"]
+        assert url == f"redis://:{password}@127.0.0.1:{port}/0" and len(password) >= 32
+        assert password not in text and "redis://" not in text
+
+        import redis
+
+        assert redis.Redis.from_url(url).ping()
+        if shutil.which("redis-cli"):  # the two printed lines, as a person runs them
+            done = subprocess.run(["sh", "-c", f". {env_file} && redis-cli -p {port} ping"],
+                                  capture_output=True, text=True, timeout=20)
+            assert done.stdout.strip() == "PONG", done
+        found = as_nobody(port, None, str(tmp_path))
+        assert all(line.startswith("-NOAUTH") for line in found["tcp"]), found
+        assert subprocess.run(["cat", str(env_file)], user="nobody", capture_output=True).returncode != 0
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+        assert password not in proc.stderr.read()
 
 
 def test_bad_redis_url_is_one_clear_line(tmp_path, capsys, monkeypatch):
@@ -326,8 +357,233 @@ def test_unknown_options_only_for_lab_and_app(capsys):
 
 def test_help_lists_every_command():
     result = subprocess.run([*LAUNCHER, "--help"], capture_output=True, text=True, check=True)
-    for command in ("lab", "app", "redis", "export"):
+    for command in ("lab", "app", "redis", "clean", "export"):
         assert command in result.stdout
+    app_help = subprocess.run([*LAUNCHER, "app", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "--inspect-any" in app_help and f"{ENV_INSPECT}=own" in " ".join(app_help.split())
     console = shutil.which("echomq-viz", path=str(Path(sys.executable).parent))
     if console:  # the console script, as installed by pip
         assert subprocess.run([console, "--help"], capture_output=True, text=True).returncode == 0
+
+
+# -- secrets and tracebacks -------------------------------------------------------------------------
+
+
+def test_app_visitors_see_no_traceback_and_no_secret(tiny_notebooks, tmp_path):
+    app = Launched("app", tiny_notebooks, log=tmp_path / "app.log")
+    try:
+        page = app.request("GET", "/voila/render/fails.ipynb", timeout=120).decode()
+        assert "There was an error when executing cell" in page  # the visitor learns that it failed
+        for hidden in ("s3cretPW", "Traceback", "RuntimeError", "on stderr", "show_tracebacks"):
+            assert hidden not in page, hidden
+    finally:
+        app.stop_and_check()
+
+
+def test_your_redis_is_named_without_its_password(tmp_path):
+    # lab with REDIS_URL on a password-protected server; JupyterLab only
+    # prints its version, so the run is short. Cleaning orphans at the start
+    # is never fatal, whatever it finds.
+    with RedisServer(port=0) as server:
+        env = {**os.environ, "REDIS_URL": server.url}
+        done = subprocess.run([*LAUNCHER, "lab", "--no-browser", "--notebooks", str(tmp_path), "--version"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    first = done.stdout.splitlines()[0]
+    assert first == f"echomq-viz: notebooks use your Redis at redis://:***@127.0.0.1:{server.port}/0"
+    assert server.password not in done.stdout + done.stderr
+    assert done.returncode == 0, done.stderr
+
+
+# -- a redis-server that dies ------------------------------------------------------------------------
+
+
+def _wait_for_text(path_or_stream, needle: str, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = Path(path_or_stream).read_text(errors="replace")
+        if needle in text:
+            return text
+        time.sleep(0.1)
+    raise AssertionError(f"no {needle!r} within {timeout}s in:\n{Path(path_or_stream).read_text()[-2000:]}")
+
+
+def test_lab_restarts_a_killed_redis_server_at_the_same_address(tiny_notebooks, tmp_path):
+    import redis
+
+    lab = Launched("lab", tiny_notebooks, log=tmp_path / "lab.log")
+    try:
+        (old,) = _redis_servers(lab.family())
+        os.kill(old, signal.SIGKILL)
+        log = _wait_for_text(lab.log, "restarted it at the same address")
+        line = next(line for line in log.splitlines() if "restarted" in line)
+        assert line.startswith(f"echomq-viz: redis-server (pid {old}) was killed by signal 9; restarted")
+        assert redis.Redis.from_url(lab.redis_url).ping()
+        assert old not in _redis_servers(lab.family())
+    finally:
+        lab.stop_and_check()
+
+
+SUPERVISE_WATCHED = textwrap.dedent(
+    """
+    import sys, time
+    from echomq_viz._process import supervise
+    started = time.monotonic()
+    code = supervise([sys.executable, "-c", "import time; time.sleep(60)"], {},
+                     watch=lambda: time.monotonic() - started < 1.0, grace=5)
+    print(code, round(time.monotonic() - started))
+    """
+)
+
+
+def test_supervise_stops_the_server_when_watch_says_so():
+    # What lab and app do once their embedded Redis is gone for good.
+    done = subprocess.run([sys.executable, "-c", SUPERVISE_WATCHED], capture_output=True, text=True, timeout=60)
+    code, seconds = done.stdout.split()
+    assert code == "1" and int(seconds) < 5, done
+    assert "stopping the server and its kernels" in done.stderr
+
+
+def test_redis_says_in_one_line_when_its_server_stays_dead(tmp_path):
+    import redis
+
+    err_path = tmp_path / "redis.err"
+    with open(err_path, "w") as err, running_redis(stderr=err) as proc:
+        text = "".join(proc.stdout.readline() for _ in range(5))
+        url = re.search(r"export REDIS_URL='(unix://\S+)'", text).group(1)
+        for restart in range(1, 7):  # five restarts, then it stays dead
+            (pid,) = [p for p in descendants(proc.pid) if "redis-server" in cmdline(p).split(" ", 1)[0]]
+            os.kill(pid, signal.SIGKILL)
+            if restart <= 5:
+                _wait_for_text(err_path, f"(pid {pid}) was killed by signal 9; restarted")
+                assert redis.Redis.from_url(url).ping()
+        assert proc.wait(20) == 1
+    lines = err_path.read_text().splitlines()
+    assert lines[-1] == f"echomq-viz: redis-server (pid {pid}) was killed by signal 9; stopping"
+    assert len(lines) == 6
+
+
+# -- what a killed run leaves, the next run deletes ----------------------------------------------------
+
+
+def _dead_process_claim(directory: Path) -> None:
+    """Mark ``directory`` as owned by a process that has ended."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    claim(directory, child.pid)
+    child.communicate()
+
+
+@pytest.mark.parametrize("mode", ["lab", "app"])
+def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, tmp_path, mode):
+    # A TMPDIR of its own (short: a unix socket path must stay under 108 bytes).
+    tmp = Path(tempfile.mkdtemp(prefix="emq-t-"))
+    try:
+        run = Launched(mode, tiny_notebooks, log=tmp_path / f"{mode}.log", env={"TMPDIR": str(tmp)})
+        try:
+            (run_dir,) = tmp.glob(f"echomq-viz-{mode}-*")
+            if mode == "app":  # a kernel: Voila's connection files now live in its folder
+                run.request("GET", "/voila/render/tiny.ipynb", timeout=120)
+                assert list(run_dir.glob("voila_*/kernel-*.json"))
+            family = run.family()
+        finally:
+            os.kill(run.proc.pid, signal.SIGKILL)
+            run.proc.wait(30)
+            run.stop()
+        wait_for(lambda: not Launched.still_running(family), 30, "the killed run's processes to end")
+        assert run_dir.is_dir(), "nothing was left behind: the test shows nothing"
+
+        others = tmp / "echomq-viz-lab-nobody"  # another user's, its owner dead too
+        others.mkdir()
+        _dead_process_claim(others)
+        os.chown(others, 65534, 65534)
+        live = tmp / "echomq-viz-app-live"  # a live run's (ours)
+        live.mkdir()
+        claim(live)
+        unnamed = tmp / "echomq-viz-lab-unnamed"  # names no owner
+        unnamed.mkdir()
+
+        with running_redis(env={"TMPDIR": str(tmp)}) as proc:
+            assert "running" in proc.stdout.readline()
+            assert not run_dir.exists()
+            assert others.is_dir() and live.is_dir() and unnamed.is_dir()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(20) == 0
+            assert f"echomq-viz: deleted {run_dir}, left by a run that was killed" in proc.stderr.read()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- echomq-viz clean, and the clean at the start of lab and app ------------------------------------
+# clean_orphans is echomq_viz.live's; until it is there, a stub stands in
+# for it here to test the plumbing (the real end-to-end test comes with it).
+
+
+@pytest.fixture
+def orphans_stub(monkeypatch):
+    import echomq_viz.live as live
+
+    calls = []
+
+    def clean_orphans(client):
+        calls.append(client.connection_pool.connection_kwargs)
+        client.ping()
+        return 3
+
+    monkeypatch.setattr(live, "clean_orphans", clean_orphans, raising=False)
+    return calls
+
+
+def test_clean_calls_clean_orphans_on_the_url(orphans_stub, redis_server, capsys, monkeypatch):
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    with RedisServer(port=0) as server:
+        assert main(["clean", "--url", server.url]) == 0
+        assert orphans_stub[-1]["port"] == server.port and orphans_stub[-1]["password"] == server.password
+        out = capsys.readouterr().out
+        assert out == f"echomq-viz: removed 3 orphaned demo key(s) at redis://:***@127.0.0.1:{server.port}/0\n"
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    assert main(["clean"]) == 0 and orphans_stub[-1]["path"] == redis_server.socket_path
+
+
+def test_clean_needs_a_redis_and_says_so(capsys, monkeypatch, orphans_stub):
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert main(["clean"]) == 2
+    assert capsys.readouterr().err == "echomq-viz clean: which Redis? set REDIS_URL or give --url URL\n"
+    assert main(["clean", "--url", "redis://:s3cretPW@127.0.0.1:1/0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("echomq-viz: cannot reach Redis at redis://:***@127.0.0.1:1/0") and "s3cretPW" not in err
+    assert err.count("\n") == 1 and orphans_stub == []
+
+
+def test_clean_at_start_is_one_line_and_never_fatal(monkeypatch, capsys, redis_server):
+    import echomq_viz.live as live
+    from echomq_viz import cli
+
+    def broken(client):
+        raise RuntimeError("NOPERM this user has no permissions\nsecond line")
+
+    monkeypatch.setattr(live, "clean_orphans", broken, raising=False)
+    cli._clean_at_start(redis_server.url)  # clean_orphans fails: one line, and on we go
+    cli._clean_at_start(redis_server.url.replace("unix://", "unix://viewer:s3cretPW@"))  # login refused
+    monkeypatch.setattr(live, "clean_orphans", lambda client: 0, raising=False)
+    cli._clean_at_start(redis_server.url)  # nothing removed: nothing said
+    monkeypatch.setattr(live, "clean_orphans", lambda client: 2, raising=False)
+    cli._clean_at_start(redis_server.url)
+    cli._clean_at_start("redis://:s3cretPW@127.0.0.1:1/0")  # unreachable
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4 and "s3cretPW" not in "\n".join(lines)
+    assert lines[0] == (f"echomq-viz: could not clean orphaned demo keys at {redis_server.url}: "
+                        "RuntimeError: NOPERM this user has no permissions")
+    assert lines[1].startswith("echomq-viz: could not clean orphaned demo keys at unix://viewer:***@")
+    assert "refused the login" in lines[1]
+    assert lines[2] == f"echomq-viz: removed 2 orphaned demo key(s) at {redis_server.url}"
+    assert lines[3].startswith("echomq-viz: could not clean orphaned demo keys at redis://:***@127.0.0.1:1/0: "
+                               "RedisUnavailable: cannot reach Redis")
+
+
+def test_inspect_any_is_the_apps_choice_only():
+    parser = build_parser()
+    args, _ = parser.parse_known_args(["app"])
+    assert app_environment(args.inspect_any) == {ENV_INSPECT: "own"}
+    args, _ = parser.parse_known_args(["app", "--inspect-any"])
+    assert app_environment(args.inspect_any) == {ENV_INSPECT: "any"}
+    args, extra = parser.parse_known_args(["lab", "--inspect-any"])
+    assert extra == ["--inspect-any"] and not hasattr(args, "inspect_any")  # lab knows no such option

@@ -21,6 +21,7 @@ LocalCluster must never leave a server behind, also when forming fails.
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import ClusterCrossSlotError, MovedError, RedisClusterException
 
 from conftest import server_binary
+from test_server import as_nobody
 from echomq_viz.cluster import (
     BUS_OFFSET, MAX_CLUSTER_PORT, ClusterNotReady, LocalCluster, cluster_port, keyslot_table, slot_map,
 )
@@ -113,6 +115,23 @@ def test_cluster_port_leaves_room_for_the_bus():
         assert 1024 <= port <= MAX_CLUSTER_PORT
         with socket.socket() as bus:  # the bus port is free (nothing took it meanwhile)
             bus.bind(("127.0.0.1", port + BUS_OFFSET))
+
+
+def test_every_node_wants_the_cluster_password(cluster: Cluster, tmp_path):
+    # Another local user on a node's port: NOAUTH for everything, no file written.
+    drop = tmp_path / "drop"
+    drop.mkdir(mode=0o777)
+    os.chmod(tmp_path, 0o755)
+    os.chmod(drop, 0o777)
+    for server in cluster.servers:
+        found = as_nobody(server.port, None, str(drop))
+        assert len(found["tcp"]) == 4 and all(line.startswith("-NOAUTH") for line in found["tcp"]), found
+        assert server.password == cluster.local.password
+        assert server.client().config_get("bind")["bind"].split() == ["127.0.0.1"]
+    assert list(drop.iterdir()) == []
+    assert cluster.client.ping()  # the cluster client has it, for every node it finds
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(host="127.0.0.1", port=cluster.servers[0].port).ping()
 
 
 def test_keyslot_table_asks_the_server(cluster: Cluster):
