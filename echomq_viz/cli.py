@@ -34,8 +34,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
-# tests/test_reliability.py still imports these from here.
-from ._process import cmdline, descendants, proc_table  # noqa: F401
 from .server import ENV_URL, RedisServer, RedisUnavailable, connect, redact_url, url_or_private_server
 
 ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"

@@ -513,8 +513,30 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
 
 
 # -- echomq-viz clean, and the clean at the start of lab and app ------------------------------------
-# clean_orphans is echomq_viz.live's; until it is there, a stub stands in
-# for it here to test the plumbing (the real end-to-end test comes with it).
+# The stub below tests the plumbing (which server, which message); the first
+# test runs the real clean_orphans on a killed kernel's keys.
+
+
+def test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else(redis_server, r, capsys, monkeypatch):
+    from test_live import DemoProcess
+    from echomq_viz.owners import lease_key
+
+    r.set("emq:{orders}:pc", "7")
+    with DemoProcess(redis_server.url, lease_seconds=1) as killed, \
+            DemoProcess(redis_server.url, lease_seconds=30) as alive:
+        killed.ask("add 3")
+        alive.ask("add 2")
+        killed.kill()
+        deadline = time.monotonic() + 10
+        while r.exists(lease_key(killed.token)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = sorted(r.scan_iter(match=f"*@{killed.token}}}:*"))
+        assert left, "the killed kernel left no demo keys: the test proves nothing"
+        monkeypatch.setenv("REDIS_URL", redis_server.url)
+        assert main(["clean"]) == 0
+        assert f"removed {len(left)} orphaned demo key(s)" in capsys.readouterr().out
+        assert list(r.scan_iter(match=f"*@{killed.token}}}:*")) == []
+        assert alive.ask("entries") == ["1", "2"] and r.get("emq:{orders}:pc") == "7"
 
 
 @pytest.fixture

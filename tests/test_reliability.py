@@ -44,7 +44,7 @@ import pytest
 import redis
 
 from conftest import server_binary
-from echomq_viz.cli import cmdline, descendants, proc_table
+from echomq_viz._process import cmdline, descendants, proc_table
 from echomq_viz.inspect import inspect_queue
 from echomq_viz.interop import bullmq_add
 from echomq_viz.keys import Keys, QueueContext
@@ -656,7 +656,7 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         assert "Exception in callback" not in caplog.text
 
         # A new server on the same address: the same views work again, the error line goes.
-        restarted = RedisServer(port=port).start()
+        restarted = RedisServer(port=port, password=server.password).start()
         consume.refill_button.click()
         assert consume.status.text == "" and len(demo.entries()) == 3 and demo.waiting()
         assert [job.id for job in consume.drain()] == consume.expected_order()
