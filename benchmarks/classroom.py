@@ -70,6 +70,10 @@ GOALS = {
     "classroom_kernel_rss_mb": ("<=", 150),
 }
 
+# HeroView's VBox, in order (the counter slider sits in an HBox with its exact box).
+HERO_PARTS = {"priority": "IntSliderModel", "counter": "IntSliderModel", "readout": "HTMLModel",
+              "canvas": "MPLCanvasModel", "live": "CheckboxModel", "live_result": "HTMLModel",
+              "status": "HTMLModel"}
 # The ipywidgets control comm (``jupyter.widget.control``) protocol major version.
 WIDGET_CONTROL_VERSION = "1.0.0"
 
@@ -207,11 +211,14 @@ class Student:
         self._comm(control, {"method": "request_states"})
         await self._wait(self._states, "the widget states")
         children = lambda model_id: [ref.removeprefix("IPY_MODEL_")  # noqa: E731
-                                     for ref in self.models[model_id]["children"]]
-        # HeroView: priority, HBox(counter, exact counter), readout, canvas, live, live result, status
+                                     for ref in self.models[model_id].get("children", [])]
         parts = children(root_id)
-        self.ids = {"priority": parts[0], "counter": children(parts[1])[0], "readout": parts[2],
-                    "canvas": parts[3], "live": parts[4], "live_result": parts[5], "status": parts[6]}
+        if len(parts) == len(HERO_PARTS) and parts[1] in self.models:
+            parts[1] = (children(parts[1]) or [""])[0]  # the counter slider, beside its exact box
+        self.ids = dict(zip(HERO_PARTS, parts))
+        found = [self.models.get(self.ids.get(role), {}).get("_model_name") for role in HERO_PARTS]
+        if found != list(HERO_PARTS.values()):
+            self._gone(f"the hero view is not laid out as this benchmark expects: {found}")
         self.own = {"priority": self.models[self.ids["priority"]]["value"],
                     "counter": self.models[self.ids["counter"]]["value"]}
 
@@ -253,7 +260,8 @@ class Student:
         data = content.get("data", {})
         comm_id = content.get("comm_id")
         if data.get("method") == "update_states":
-            self.models = {model_id: entry["state"] for model_id, entry in data["states"].items()}
+            self.models = {model_id: {**entry["state"], "_model_name": entry["model_name"]}
+                           for model_id, entry in data["states"].items()}
             _resolve(self._states, None)
         elif comm_id == self.ids.get("canvas") and data.get("method") == "custom":
             # ipympl wraps its own messages as JSON text in the custom content's "data"
@@ -276,11 +284,17 @@ class Student:
         elif comm_id == self.ids.get("status") and "error" in value:
             self.record.error(self.number, f"the view's status: {plain_text(value).strip()}")
 
-    async def _wait(self, future: asyncio.Future, what: str):
+    async def _wait(self, future: asyncio.Future, what: str, *, fatal: bool = True):
+        """What ``future`` brings; after FRAME_TIMEOUT_S an error, and the
+        student gives up if ``fatal`` (else None: a student at a page that did
+        not answer just goes on dragging)."""
         try:
             return await asyncio.wait_for(future, FRAME_TIMEOUT_S)
         except asyncio.TimeoutError:
-            self._gone(f"no {what} within {FRAME_TIMEOUT_S:g} s")
+            if fatal:
+                self._gone(f"no {what} within {FRAME_TIMEOUT_S:g} s")
+            self.record.error(self.number, f"no {what} within {FRAME_TIMEOUT_S:g} s")
+            return None
 
     def _gone(self, why: str):
         self.record.error(self.number, why)
@@ -306,7 +320,7 @@ class Student:
                 except asyncio.TimeoutError:
                     pass
         except StudentGone:
-            pass
+            self.closed = True
 
     async def move(self) -> None:
         """One slider change (mostly the counter, as in the notebook's story)."""
@@ -318,9 +332,10 @@ class Student:
         self._frame = asyncio.get_running_loop().create_future()
         sent = time.perf_counter()
         self._comm(self.ids[role], {"method": "update", "state": {"value": value}, "buffer_paths": []})
-        arrived = await self._wait(self._frame, "frame after a slider change")
-        self.record.moves.append((time.monotonic(), (arrived - sent) * 1000))
-        self._check_readout()
+        arrived = await self._wait(self._frame, "frame after a slider change", fatal=False)
+        if arrived is not None:
+            self.record.moves.append((time.monotonic(), (arrived - sent) * 1000))
+            self._check_readout()
 
     def _check_readout(self) -> None:
         """Cross-talk, 1: when the frame comes, the score readout (sent just
@@ -340,9 +355,12 @@ class Student:
         self._live_result = asyncio.get_running_loop().create_future()
         sent = time.perf_counter()
         self._comm(self.ids["live"], {"method": "update", "state": {"value": True}, "buffer_paths": []})
-        text = await self._wait(self._live_result, "Redis result after switching live on")
-        self.record.presses.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
+        text = await self._wait(self._live_result, "Redis result after switching live on", fatal=False)
         self._comm(self.ids["live"], {"method": "update", "state": {"value": False}, "buffer_paths": []})
+        if text is None:
+            self.last_job_id = None  # a job may or may not have been added: start the id sequence afresh
+            return
+        self.record.presses.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
         self._check_press(text)
 
     def _check_press(self, text: str) -> None:
@@ -536,7 +554,8 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) ->
             presses = [ms for _, ms in inside(record.presses)]
             rss = app.kernel_rss_mb([s.kernel_id for s in present if not s.closed])
             steps.append({
-                "sessions": size, "joined": len(present), "join_s": round(join_s, 1),
+                "sessions": size, "joined": len(present),
+                "active": sum(not s.closed for s in present), "join_s": round(join_s, 1),
                 "moves": len(moves), "moves_per_s": round(len(moves) / seconds, 1),
                 "p50_ms": _percentile(moves, 50), "p95_ms": _percentile(moves, 95),
                 "max_ms": _percentile(moves, 100),
@@ -578,14 +597,14 @@ def summarize(steps: list[dict], record: Record) -> dict:
 
 
 def _step_line(step: dict) -> str:
-    return (f"{step['sessions']:>4} {step['joined']:>6} {step['join_s']:>7} {step['moves_per_s']:>7} "
+    return (f"{step['sessions']:>4} {step['joined']:>6} {step['active']:>6} {step['join_s']:>7} {step['moves_per_s']:>7} "
             f"{step['p50_ms']!s:>7} {step['p95_ms']!s:>7} {step['press_p95_ms']!s:>9} "
             f"{step['errors']:>6} {step['crosstalk']:>9} {step['kernel_rss_mb_max']!s:>7} {step['load_1min']:>6} "
             + "/".join(str(step["cpu_pct"][part]) for part in CPU_PARTS))
 
 
 CPU_PARTS = ("server", "kernels", "redis", "generator")
-HEADER = (f"{'N':>4} {'joined':>6} {'join_s':>7} {'moves/s':>7} {'p50_ms':>7} {'p95_ms':>7} "
+HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'p50_ms':>7} {'p95_ms':>7} "
           f"{'press_p95':>9} {'errors':>6} {'crosstalk':>9} {'rss_mb':>7} {'load':>6} cpu% {'/'.join(CPU_PARTS)}")
 
 
