@@ -612,12 +612,15 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
     """Start the app, run the ramp up to ``sessions`` students, stop the app;
     the ``classroom_*`` results (for ``benchmarks/run.py`` too)."""
     ramp = sorted({n for n in (ramp or []) if n < sessions} | {sessions})
+    load_before = os.getloadavg()[0]
     log(HEADER)
     with App() as app:
         results = asyncio.run(run_classroom(app, ramp, seconds, log))
     results["classroom_seconds_per_step"] = seconds
     results["classroom_leftover_processes"] = len(app.leftovers)
-    results["classroom_machine"] = f"{os.cpu_count()} cpu, load {os.getloadavg()[0]:.2f} at the end"
+    # Other work on the machine shows in the load before the run (ours adds to it during).
+    results["classroom_machine"] = (f"{os.cpu_count()} cpu, load {load_before:.2f} before the run, "
+                                    f"{os.getloadavg()[0]:.2f} at the end")
     return results
 
 
