@@ -25,7 +25,7 @@ What is reported (each step, and as ``classroom_*`` keys for the last one):
 - kernel RSS: resident memory of each student's kernel (psutil) at the end of
   a step; the largest is reported;
 - max sessions: the largest ramp step N such that it and every smaller step
-  kept p95 <= 100 ms.
+  kept p95 <= 100 ms with all N students still at work.
 """
 
 from __future__ import annotations
@@ -578,11 +578,11 @@ def summarize(steps: list[dict], record: Record) -> dict:
     last = steps[-1] if steps else {}
     max_sessions = 0
     for step in steps:
-        if step["p95_ms"] is None or step["p95_ms"] > P95_LIMIT_MS or step["joined"] < step["sessions"]:
+        if step["p95_ms"] is None or step["p95_ms"] > P95_LIMIT_MS or step["active"] < step["sessions"]:
             break
         max_sessions = step["sessions"]
     return {
-        "classroom_sessions": last.get("joined", 0),
+        "classroom_sessions": last.get("active", 0),  # students still at work when the last step ended
         "classroom_p50_ms": last.get("p50_ms"),
         "classroom_p95_ms": last.get("p95_ms"),
         "classroom_errors": len(record.errors),
