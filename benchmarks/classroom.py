@@ -1,0 +1,668 @@
+"""A class on one ``echomq-viz app``: N students drag the hero's sliders at once.
+
+    python benchmarks/classroom.py --sessions 60 --ramp 10,20,40,60 --seconds 20 --json OUT
+
+A student is what a browser tab does, without the browser: visit the Voila
+page of notebook 01 (Voila starts one kernel and runs the notebook), then
+speak the Jupyter kernel protocol over the kernel's websocket as the page's
+widget manager does: load every widget state, initialise the ipympl canvas,
+then move a hero slider about twice a second and now and then switch "live
+on Redis" on (one job through ``addPrioritizedJob-9``) and off again.
+Students join a few at a time; the ramp adds students and, once all are in,
+measures for ``--seconds``. The app is always stopped at the end, which
+stops its kernels and its Redis. Loopback only.
+
+What is reported (each step, and as ``classroom_*`` keys for the last one):
+
+- latency: a slider change sent -> the next ipympl frame of that canvas
+  received. Like ipywidgets' own frontend, a student keeps one change in
+  flight (it waits for the frame, at most FRAME_TIMEOUT_S, before the next);
+- errors: a page that fails or shows an error output, a websocket that drops,
+  a frame or Redis result that never comes, an error line in the view's
+  status, an ``error`` message from the kernel (run total, joins included);
+- cross-talk: a result that is not this student's own (see ``Student._check_press``
+  and ``Student._check_readout``; run total);
+- kernel RSS: resident memory of each student's kernel (psutil) at the end of
+  a step; the largest is reported;
+- max sessions: the largest ramp step N such that it and every smaller step
+  kept p95 <= 100 ms with all N students still at work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import psutil
+from tornado.httpclient import AsyncHTTPClient
+from tornado.websocket import websocket_connect
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = "01-one-score-two-keys.ipynb"
+COUNTER_MAX = 2**32 - 1
+TIER_SPAN = 2**32
+
+MOVE_INTERVAL_S = 0.5  # a hand dragging a slider: about two changes a second reach the kernel
+PRESS_EVERY_S = (4.0, 8.0)  # a "live on Redis" press now and then
+FRAME_TIMEOUT_S = 10.0
+PAGE_TIMEOUT_S = 180.0  # the page returns once its notebook has run; slow on a busy machine
+JOINING_AT_ONCE = 3  # page visits in flight at a time: students come in gradually
+P95_LIMIT_MS = 100.0
+
+GOALS = {
+    "classroom_max_sessions": (">=", 60), "classroom_p95_ms": ("<=", P95_LIMIT_MS),
+    "classroom_errors": ("<=", 0), "classroom_crosstalk": ("<=", 0),
+    "classroom_kernel_rss_mb": ("<=", 150),
+}
+
+# HeroView's VBox, in order (the counter slider sits in an HBox with its exact box).
+HERO_PARTS = {"priority": "IntSliderModel", "counter": "IntSliderModel", "readout": "HTMLModel",
+              "canvas": "MPLCanvasModel", "live": "CheckboxModel", "live_result": "HTMLModel",
+              "status": "HTMLModel"}
+# The ipywidgets control comm (``jupyter.widget.control``) protocol major version.
+WIDGET_CONTROL_VERSION = "1.0.0"
+
+
+# -- the kernel protocol over a websocket ---------------------------------------------------------
+#
+# jupyter_server's v1 framing (the subprotocol JupyterLab's services, and so
+# Voila's page, ask for): one binary frame per message, a little-endian uint64
+# count of offsets, the offsets, the channel name, then the parts (header,
+# parent header, metadata, content as JSON; the buffers as they are).
+# (Not the legacy JSON framing: Voila 0.5.13's websocket handler reads every
+# binary frame it sends as v1, and a legacy one (a message with buffers, such
+# as an ipympl frame) sends it into an endless loop that stops the server.)
+
+SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
+
+
+def encode_message(session: str, msg_type: str, content: dict, metadata: dict | None = None,
+                   channel: str = "shell") -> bytes:
+    """One Jupyter message (protocol 5.3) as the v1 binary frame the server expects."""
+    header = {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "student",
+              "session": session, "date": datetime.now(timezone.utc).isoformat(), "version": "5.3"}
+    parts = [json.dumps(part).encode() for part in (header, {}, metadata or {}, content)]
+    name = channel.encode()
+    offsets = [8 * (len(parts) + 3)]  # count + (channel start, channel end, one end per part)
+    for chunk in (name, *parts):
+        offsets.append(offsets[-1] + len(chunk))
+    return b"".join([len(offsets).to_bytes(8, "little"),
+                     *(offset.to_bytes(8, "little") for offset in offsets), name, *parts])
+
+
+def decode_message(frame: bytes) -> tuple[str, dict, dict, list[bytes]]:
+    """A v1 frame from the server as (channel, header, content, buffers)."""
+    count = int.from_bytes(frame[:8], "little")
+    offsets = [int.from_bytes(frame[8 * i:8 * (i + 1)], "little") for i in range(1, count + 1)]
+    chunks = [frame[start:stop] for start, stop in zip(offsets, offsets[1:])]
+    channel, header, _parent, _metadata, content, *buffers = chunks
+    return channel.decode(), json.loads(header), json.loads(content), buffers
+
+
+def plain_text(widget_html: str) -> str:
+    """The text an HTML widget shows: tags dropped, entities resolved."""
+    return html.unescape(re.sub(r"<[^>]+>", "", widget_html))
+
+
+READOUT = re.compile(r"score = ([\d,]+) × 0x100000000 \+ ([\d,]+)")
+LIVE_RESULT = re.compile(r"job (\S+) via addPrioritizedJob-9: Redis stored ([\d,]+), "
+                         r"Python computed ([\d,]+): (equal|DIFFERENT)")
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+# -- what the run records --------------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    """Everything the students observed, each with the time it happened."""
+
+    moves: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms to the frame)
+    presses: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms to the result)
+    errors: list[tuple[float, str]] = field(default_factory=list)
+    crosstalk: list[tuple[float, str]] = field(default_factory=list)
+
+    def error(self, student: int, what: str) -> None:
+        self.errors.append((time.monotonic(), f"student {student}: {what}"))
+
+    def cross(self, student: int, what: str) -> None:
+        self.crosstalk.append((time.monotonic(), f"student {student}: {what}"))
+
+
+class StudentGone(Exception):
+    """A student cannot go on (page failed, websocket closed); already recorded."""
+
+
+class Student:
+    """One page visit of notebook 01 and the hands on its sliders."""
+
+    def __init__(self, number: int, base_url: str, record: Record) -> None:
+        self.number, self.base_url, self.record = number, base_url, record
+        self.rng = random.Random(number)
+        self.session = uuid.uuid4().hex
+        self.kernel_id = ""
+        self.ws = None
+        self.models: dict[str, dict] = {}  # model id -> state
+        self.ids: dict[str, str] = {}  # role (priority, counter, canvas, readout, live, ...) -> model id
+        self.own = {"priority": 1, "counter": 1}  # what this student last set
+        self.last_job_id: int | None = None
+        self.readout_text = ""
+        self._frame: asyncio.Future | None = None
+        self._live_result: asyncio.Future | None = None
+        self._states: asyncio.Future | None = None
+        self._reader: asyncio.Task | None = None
+        self.closed = False
+
+    # -- joining: what the page and its widget manager do ---------------------------------------
+
+    async def join(self) -> None:
+        response = await AsyncHTTPClient().fetch(f"{self.base_url}/voila/render/{NOTEBOOK}",
+                                                 request_timeout=PAGE_TIMEOUT_S, raise_error=False)
+        if response.code != 200:
+            self._gone(f"page: HTTP {response.code} {response.reason}")
+        page = response.body.decode()
+        kernel = re.search(r'"kernelId": "([0-9a-f-]+)"', page)
+        root = re.search(r'"model_id": "([0-9a-f]+)"', page)
+        if kernel is None or root is None:
+            self._gone("page: no kernel id or no hero widget in it")
+        if "application/vnd.jupyter.stderr" in page:
+            self.record.error(self.number, "page: the notebook printed an error")
+        self.kernel_id = kernel.group(1)
+        ws_url = self.base_url.replace("http", "ws", 1)
+        self.ws = await websocket_connect(
+            f"{ws_url}/api/kernels/{self.kernel_id}/channels?session_id={self.session}",
+            subprotocols=[SUBPROTOCOL], max_message_size=64 * 2**20)
+        if self.ws.selected_subprotocol != SUBPROTOCOL:
+            self._gone(f"the server did not accept the {SUBPROTOCOL} websocket protocol")
+        self._reader = asyncio.ensure_future(self._read())
+        await self._load_widgets(root.group(1))
+        # ipympl's canvas model, on creation: refresh, image mode, initialized.
+        self._frame = asyncio.get_running_loop().create_future()
+        for kind in ("refresh", "send_image_mode", "initialized"):
+            self._canvas_message(kind)
+        await self._wait(self._frame, "the first frame")
+        await asyncio.sleep(0.3)  # let the initial redraws settle before timing anything
+
+    async def _load_widgets(self, root_id: str) -> None:
+        """All widget states through the control comm, as ipywidgets 8's manager
+        loads them; then the hero view's parts by their place in its VBox."""
+        control = uuid.uuid4().hex
+        self._states = asyncio.get_running_loop().create_future()
+        self._send("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
+                                 "data": {}}, metadata={"version": WIDGET_CONTROL_VERSION})
+        self._comm(control, {"method": "request_states"})
+        await self._wait(self._states, "the widget states")
+        children = lambda model_id: [ref.removeprefix("IPY_MODEL_")  # noqa: E731
+                                     for ref in self.models[model_id].get("children", [])]
+        parts = children(root_id)
+        if len(parts) == len(HERO_PARTS) and parts[1] in self.models:
+            parts[1] = (children(parts[1]) or [""])[0]  # the counter slider, beside its exact box
+        self.ids = dict(zip(HERO_PARTS, parts))
+        found = [self.models.get(self.ids.get(role), {}).get("_model_name") for role in HERO_PARTS]
+        if found != list(HERO_PARTS.values()):
+            self._gone(f"the hero view is not laid out as this benchmark expects: {found}")
+        self.own = {"priority": self.models[self.ids["priority"]]["value"],
+                    "counter": self.models[self.ids["counter"]]["value"]}
+
+    # -- the websocket ----------------------------------------------------------------------------
+
+    def _send(self, msg_type: str, content: dict, metadata: dict | None = None) -> None:
+        self.ws.write_message(encode_message(self.session, msg_type, content, metadata), binary=True)
+
+    def _comm(self, comm_id: str, data: dict) -> None:
+        self._send("comm_msg", {"comm_id": comm_id, "data": data})
+
+    def _canvas_message(self, kind: str) -> None:
+        """A message of ipympl's own (a widget "custom" message) to the canvas."""
+        self._comm(self.ids["canvas"], {"method": "custom", "content": {"type": kind}})
+
+    async def _read(self) -> None:
+        while True:
+            frame = await self.ws.read_message()
+            if frame is None:
+                if not self.closed:
+                    self.record.error(self.number, "kernel websocket closed")
+                    self.closed = True
+                for future in (self._frame, self._live_result, self._states):
+                    if future is not None and not future.done():
+                        future.set_exception(StudentGone())
+                return
+            try:
+                _channel, header, content, buffers = decode_message(frame)
+                self._on_message(header["msg_type"], content, buffers)
+            except Exception as exc:  # one bad message is one error, not a dead student
+                self.record.error(self.number, f"unreadable message: {type(exc).__name__}: {exc}")
+
+    def _on_message(self, kind: str, content: dict, buffers: list[bytes]) -> None:
+        if kind == "error":
+            self.record.error(self.number, f"kernel error: {content.get('ename')}: {content.get('evalue')}")
+            return
+        if kind != "comm_msg":
+            return
+        data = content.get("data", {})
+        comm_id = content.get("comm_id")
+        if data.get("method") == "update_states":
+            self.models = {model_id: {**entry["state"], "_model_name": entry["model_name"]}
+                           for model_id, entry in data["states"].items()}
+            _resolve(self._states, None)
+        elif comm_id == self.ids.get("canvas") and data.get("method") == "custom":
+            # ipympl wraps its own messages as JSON text in the custom content's "data"
+            sent = json.loads(data.get("content", {}).get("data") or "{}")
+            if sent.get("type") == "binary" and buffers:
+                _resolve(self._frame, time.perf_counter())
+            elif sent.get("type") == "draw":
+                self._canvas_message("draw")  # what ipympl's JavaScript answers
+        elif data.get("method") in ("update", "echo_update"):
+            state = data.get("state", {})
+            self.models.setdefault(comm_id, {}).update(state)
+            if "value" in state:
+                self._on_value(comm_id, state["value"])
+
+    def _on_value(self, comm_id: str, value) -> None:
+        if comm_id == self.ids.get("readout"):
+            self.readout_text = plain_text(value)
+        elif comm_id == self.ids.get("live_result") and value:
+            _resolve(self._live_result, plain_text(value))
+        elif comm_id == self.ids.get("status") and "error" in value:
+            self.record.error(self.number, f"the view's status: {plain_text(value).strip()}")
+
+    async def _wait(self, future: asyncio.Future, what: str, *, fatal: bool = True):
+        """What ``future`` brings; after FRAME_TIMEOUT_S an error, and the
+        student gives up if ``fatal`` (else None: a student at a page that did
+        not answer just goes on dragging)."""
+        try:
+            return await asyncio.wait_for(future, FRAME_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            if fatal:
+                self._gone(f"no {what} within {FRAME_TIMEOUT_S:g} s")
+            self.record.error(self.number, f"no {what} within {FRAME_TIMEOUT_S:g} s")
+            return None
+
+    def _gone(self, why: str):
+        self.record.error(self.number, why)
+        raise StudentGone(why)
+
+    # -- the hands --------------------------------------------------------------------------------
+
+    async def drag(self, until: asyncio.Event) -> None:
+        """Move a slider about twice a second; press the Redis switch now and then."""
+        loop = asyncio.get_running_loop()
+        next_move = loop.time()
+        next_press = loop.time() + self.rng.uniform(*PRESS_EVERY_S)
+        try:
+            while not until.is_set() and not self.closed:
+                if loop.time() >= next_press:
+                    await self.press()
+                    next_press = loop.time() + self.rng.uniform(*PRESS_EVERY_S)
+                else:
+                    await self.move()
+                next_move = max(next_move + MOVE_INTERVAL_S * self.rng.uniform(0.8, 1.2), loop.time())
+                try:
+                    await asyncio.wait_for(until.wait(), next_move - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+        except StudentGone:
+            self.closed = True
+
+    async def move(self) -> None:
+        """One slider change (mostly the counter, as in the notebook's story)."""
+        if self.rng.random() < 0.3:
+            role, value = "priority", self.rng.choice([p for p in range(1, 7) if p != self.own["priority"]])
+        else:
+            role, value = "counter", self.rng.randrange(COUNTER_MAX + 1)
+        self.own[role] = value
+        self._frame = asyncio.get_running_loop().create_future()
+        sent = time.perf_counter()
+        self._comm(self.ids[role], {"method": "update", "state": {"value": value}, "buffer_paths": []})
+        arrived = await self._wait(self._frame, "frame after a slider change", fatal=False)
+        if arrived is not None:
+            self.record.moves.append((time.monotonic(), (arrived - sent) * 1000))
+            self._check_readout()
+
+    def _check_readout(self) -> None:
+        """Cross-talk, 1: when the frame comes, the score readout (sent just
+        before it by the same redraw) must show this student's own slider values."""
+        found = READOUT.search(self.readout_text)
+        if found is None:
+            self.record.error(self.number, f"unreadable score readout {self.readout_text[:80]!r}")
+            return
+        shown = (_number(found.group(1)), _number(found.group(2)))
+        own = (self.own["priority"], self.own["counter"] % TIER_SPAN)
+        if shown != own:
+            self.record.cross(self.number, f"readout shows {shown}, this student set {own}")
+
+    async def press(self) -> None:
+        """Switch "live on Redis" on (the kernel adds one job for the current
+        sliders and shows what Redis stored), read the result, switch it off."""
+        self._live_result = asyncio.get_running_loop().create_future()
+        sent = time.perf_counter()
+        self._comm(self.ids["live"], {"method": "update", "state": {"value": True}, "buffer_paths": []})
+        text = await self._wait(self._live_result, "Redis result after switching live on", fatal=False)
+        self._comm(self.ids["live"], {"method": "update", "state": {"value": False}, "buffer_paths": []})
+        if text is None:
+            self.last_job_id = None  # a job may or may not have been added: start the id sequence afresh
+            return
+        self.record.presses.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
+        self._check_press(text)
+
+    def _check_press(self, text: str) -> None:
+        """Cross-talk, 2: a Redis result is this student's own when
+        - Python's score is the score of this student's sliders (the kernel
+          holds no values from anyone else),
+        - Redis stored that same score (nobody moved this queue's ``pc``
+          between the kernel setting it and the script's INCR), and
+        - the job id is one more than this student's previous job id (the
+          queue's id counter moved only by this student's own adds; a reset
+          or another student's add shows as a gap or a step back).
+        """
+        found = LIVE_RESULT.search(text)
+        if found is None:
+            self.record.error(self.number, f"unreadable Redis result {text[:80]!r}")
+            return
+        job_id, stored, computed = found.group(1), _number(found.group(2)), _number(found.group(3))
+        own = self.own["priority"] * TIER_SPAN + self.own["counter"] % TIER_SPAN
+        problems = []
+        if computed != own:
+            problems.append(f"Python's score {computed:,} is not this student's {own:,}")
+        if stored != own:
+            problems.append(f"Redis stored {stored:,}, this student's score is {own:,}")
+        number = int(job_id) if job_id.isdigit() else None
+        if number is None:
+            problems.append(f"job id {job_id!r} is not a number")
+        elif self.last_job_id is not None and number != self.last_job_id + 1:
+            problems.append(f"job id {number} after this student's job {self.last_job_id}")
+        self.last_job_id = number
+        if problems:
+            self.record.cross(self.number, "; ".join(problems))
+
+    async def leave(self) -> None:
+        self.closed = True
+        if self.ws is not None:
+            self.ws.close()
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(self._reader, 5)
+            except (asyncio.TimeoutError, StudentGone):
+                self._reader.cancel()
+
+
+def _resolve(future: asyncio.Future | None, value) -> None:
+    if future is not None and not future.done():
+        future.set_result(value)
+
+
+# -- the app: started, watched, always stopped ---------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class App:
+    """``echomq-viz app`` on a free loopback port, stopped (SIGTERM: kernels,
+    then Redis) when the block ends, whatever happened inside."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.leftovers: list[int] = []
+
+    def __enter__(self) -> "App":
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        env.pop("REDIS_URL", None)  # the app's own embedded Redis, as in a classroom; never someone's server
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
+             "--Voila.ip=127.0.0.1"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.__exit__(None, None, None)
+                    raise RuntimeError("echomq-viz app did not start listening within 60 s")
+                time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process is None:
+            return
+        family = self.family()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        # The launcher promises nothing outlives it; note (and end) anything that does.
+        for proc in family:
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    self.leftovers.append(proc.pid)
+                    proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+    def family(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time used so far by the Voila server, all kernels, Redis, and
+        this load generator: where a step's time went."""
+        used = {"server": 0.0, "kernels": 0.0, "redis": 0.0, "generator": 0.0}
+        for proc in [*self.family(), psutil.Process()]:
+            try:
+                line = " ".join(proc.cmdline())
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            part = ("generator" if proc.pid == os.getpid() else "kernels" if "ipykernel" in line
+                    else "server" if "-m voila" in line else "redis" if "redis-server" in line else None)
+            if part:
+                used[part] += times.user + times.system
+        return used
+
+    def kernel_rss_mb(self, kernel_ids: list[str]) -> dict[str, float]:
+        """Resident memory of each kernel, found by its connection file's name."""
+        wanted, found = set(kernel_ids), {}
+        for proc in self.family():
+            try:
+                line = " ".join(proc.cmdline())
+                match = re.search(r"kernel-([0-9a-f-]{36})\.json", line)
+                if match and match.group(1) in wanted:
+                    found[match.group(1)] = proc.memory_info().rss / 2**20
+            except psutil.Error:
+                pass
+        return found
+
+
+# -- the ramp ---------------------------------------------------------------------------------
+
+
+def _percentile(samples: list[float], q: float) -> float | None:
+    return round(float(np.percentile(samples, q)), 1) if samples else None
+
+
+async def _join_all(students: list[Student], record: Record) -> list[Student]:
+    gate = asyncio.Semaphore(JOINING_AT_ONCE)
+
+    async def join(student: Student) -> Student | None:
+        async with gate:
+            try:
+                await student.join()
+                return student
+            except StudentGone:
+                pass
+            except Exception as exc:  # a join that fails in a way not foreseen is still one error
+                record.error(student.number, f"join: {type(exc).__name__}: {exc}")
+            await student.leave()
+            return None
+
+    joined = await asyncio.gather(*(join(s) for s in students))
+    return [s for s in joined if s is not None]
+
+
+async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) -> dict:
+    record = Record()
+    present: list[Student] = []
+    hands: list[asyncio.Task] = []
+    stop = asyncio.Event()
+    steps = []
+    try:
+        for size in ramp:
+            newcomers = [Student(n, app.base_url, record) for n in range(len(present), size)]
+            started = time.monotonic()
+            joined = await _join_all(newcomers, record)
+            present += joined
+            hands += [asyncio.ensure_future(s.drag(stop)) for s in joined]
+            join_s = time.monotonic() - started
+            cpu_before = app.cpu_seconds()
+            window_start = time.monotonic()
+            await asyncio.sleep(seconds)
+            window_end = time.monotonic()
+            cpu = {part: round((used - cpu_before[part]) / (window_end - window_start) * 100)
+                   for part, used in app.cpu_seconds().items()}
+            inside = lambda rows: [row for row in rows if window_start <= row[0] < window_end]  # noqa: E731
+            moves = [ms for _, ms in inside(record.moves)]
+            presses = [ms for _, ms in inside(record.presses)]
+            rss = app.kernel_rss_mb([s.kernel_id for s in present if not s.closed])
+            steps.append({
+                "sessions": size, "joined": len(present),
+                "active": sum(not s.closed for s in present), "join_s": round(join_s, 1),
+                "moves": len(moves), "moves_per_s": round(len(moves) / seconds, 1),
+                "p50_ms": _percentile(moves, 50), "p95_ms": _percentile(moves, 95),
+                "max_ms": _percentile(moves, 100),
+                "presses": len(presses), "press_p95_ms": _percentile(presses, 95),
+                "errors": len(inside(record.errors)), "crosstalk": len(inside(record.crosstalk)),
+                "kernel_rss_mb_max": round(max(rss.values()), 1) if rss else None,
+                "kernel_rss_mb_median": round(float(np.median(list(rss.values()))), 1) if rss else None,
+                "cpu_pct": cpu,  # percent of one core over the window, per part
+                "load_1min": round(os.getloadavg()[0], 2),
+            })
+            log(_step_line(steps[-1]))
+    finally:
+        stop.set()
+        await asyncio.gather(*hands, return_exceptions=True)
+        await asyncio.gather(*(s.leave() for s in present), return_exceptions=True)
+    return summarize(steps, record)
+
+
+def summarize(steps: list[dict], record: Record) -> dict:
+    last = steps[-1] if steps else {}
+    max_sessions = 0
+    for step in steps:
+        if step["p95_ms"] is None or step["p95_ms"] > P95_LIMIT_MS or step["active"] < step["sessions"]:
+            break
+        max_sessions = step["sessions"]
+    return {
+        "classroom_sessions": last.get("active", 0),  # students still at work when the last step ended
+        "classroom_p50_ms": last.get("p50_ms"),
+        "classroom_p95_ms": last.get("p95_ms"),
+        "classroom_errors": len(record.errors),
+        "classroom_crosstalk": len(record.crosstalk),
+        "classroom_kernel_rss_mb": last.get("kernel_rss_mb_max"),
+        "classroom_max_sessions": max_sessions,
+        "classroom_press_p95_ms": last.get("press_p95_ms"),
+        "classroom_steps": steps,
+        "classroom_error_samples": [what for _, what in record.errors[:5]],
+        "classroom_crosstalk_samples": [what for _, what in record.crosstalk[:5]],
+    }
+
+
+def _step_line(step: dict) -> str:
+    return (f"{step['sessions']:>4} {step['joined']:>6} {step['active']:>6} {step['join_s']:>7} {step['moves_per_s']:>7} "
+            f"{step['p50_ms']!s:>7} {step['p95_ms']!s:>7} {step['press_p95_ms']!s:>9} "
+            f"{step['errors']:>6} {step['crosstalk']:>9} {step['kernel_rss_mb_max']!s:>7} {step['load_1min']:>6} "
+            + "/".join(str(step["cpu_pct"][part]) for part in CPU_PARTS))
+
+
+CPU_PARTS = ("server", "kernels", "redis", "generator")
+HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'p50_ms':>7} {'p95_ms':>7} "
+          f"{'press_p95':>9} {'errors':>6} {'crosstalk':>9} {'rss_mb':>7} {'load':>6} cpu% {'/'.join(CPU_PARTS)}")
+
+
+def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print) -> dict:
+    """Start the app, run the ramp up to ``sessions`` students, stop the app;
+    the ``classroom_*`` results (for ``benchmarks/run.py`` too)."""
+    ramp = sorted({n for n in (ramp or []) if n < sessions} | {sessions})
+    load_before = os.getloadavg()[0]
+    log(HEADER)
+    with App() as app:
+        results = asyncio.run(run_classroom(app, ramp, seconds, log))
+    results["classroom_seconds_per_step"] = seconds
+    results["classroom_leftover_processes"] = len(app.leftovers)
+    # Other work on the machine shows in the load before the run (ours adds to it during).
+    results["classroom_machine"] = (f"{os.cpu_count()} cpu, load {load_before:.2f} before the run, "
+                                    f"{os.getloadavg()[0]:.2f} at the end")
+    return results
+
+
+def _positive_ints(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ramp must be numbers separated by commas, got {text!r}") from None
+    if not values or any(not 1 <= v <= 200 for v in values):
+        raise argparse.ArgumentTypeError(f"--ramp values must be in 1..200, got {text!r}")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=60, help="students at the end (1..200, default 60)")
+    parser.add_argument("--ramp", type=_positive_ints, default=[10, 20, 40],
+                        help="student counts measured on the way, e.g. 10,20,40 (default)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step (default 20)")
+    parser.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
+    args = parser.parse_args(argv)
+    if not 1 <= args.sessions <= 200:
+        parser.error(f"--sessions must be in 1..200, got {args.sessions}")
+    if not 1 <= args.seconds <= 600:
+        parser.error(f"--seconds must be in 1..600, got {args.seconds:g}")
+    results = bench_classroom(args.sessions, args.ramp, args.seconds)
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        if key == "classroom_steps":
+            continue
+        goal = GOALS.get(key)
+        verdict = ""
+        if goal and isinstance(value, (int, float)):
+            op, target = goal
+            met = value <= target if op == "<=" else value >= target
+            verdict = f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
+        print(f"{key:<{width}}  {value}{verdict}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
