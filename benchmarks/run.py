@@ -1,7 +1,8 @@
 """Measure what a person waits for, in one run on this machine.
 
-    python benchmarks/run.py            # everything it can measure here
-    python benchmarks/run.py --quick    # smaller sizes, for a smoke run
+    python benchmarks/run.py                 # everything it can measure here
+    python benchmarks/run.py --quick         # smaller sizes, for a smoke run
+    python benchmarks/run.py --only redis    # some parts only: printed, results.json untouched
 
 Prints a table and writes benchmarks/results.json. A figure that cannot be
 measured here (no redis-benchmark, no Chromium) is written as null with the
@@ -278,19 +279,36 @@ def bench_test_suite() -> dict:
             "test_suite_exit": run.returncode}
 
 
+PARTS = ["slider", "scores", "redis", "bands", "browser", "tests"]
+_ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
+
+
+def _parts(text: str) -> list[str]:
+    parts = [_ALIASES.get(word.strip(), word.strip()) for word in text.split(",") if word.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown or not parts:
+        raise argparse.ArgumentTypeError(f"parts are {', '.join(PARTS + list(_ALIASES))}; got {text!r}")
+    return parts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["slider", "browser", "redis", "bands", "tests"],
-                        help="parts to leave out")
+    parser.add_argument("--skip", nargs="*", default=[], choices=PARTS, help="parts to leave out")
+    parser.add_argument("--only", type=_parts, default=None,
+                        help="comma-separated parts to run, e.g. 'add,drain' (the same part as 'redis'); "
+                             "prints them without writing results.json")
     args = parser.parse_args()
+    if args.only is not None:
+        args.skip = [part for part in PARTS if part not in args.only]
     quick = args.quick
     results: dict = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpu",
                      "python": platform.python_version(), "quick": quick,
                      "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if "slider" not in args.skip:
         results.update(bench_slider(60 if quick else 300))
-    results.update(bench_scores(1_000_000 if quick else 10_000_000))
+    if "scores" not in args.skip:
+        results.update(bench_scores(1_000_000 if quick else 10_000_000))
     if "redis" not in args.skip:
         results.update(bench_redis(10_000 if quick else 100_000))
     if "bands" not in args.skip:
@@ -300,7 +318,8 @@ def main() -> int:
     if "tests" not in args.skip:
         results.update(bench_test_suite())
     out = Path(__file__).with_name("results.json")
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    if args.only is None:
+        out.write_text(json.dumps(results, indent=2) + "\n")
     width = max(len(k) for k in results)
     for key, value in results.items():
         goal = GOALS.get(key)
@@ -312,7 +331,8 @@ def main() -> int:
         elif goal:
             verdict = "  not measured here"
         print(f"{key:<{width}}  {value}{verdict}")
-    print(f"wrote {out.relative_to(ROOT)}")
+    if args.only is None:
+        print(f"wrote {out.relative_to(ROOT)}")
     return 0
 
 

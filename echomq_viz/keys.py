@@ -24,16 +24,20 @@ __all__ = [
     "key_slot",
 ]
 
-MAX_NAME_LENGTH = 100  # queue names and prefixes; long enough for any real queue
+MAX_NAME_LENGTH = 100  # queue names, prefixes and job ids; long enough for any real one
 
-# The key types of one queue (PROTOCOL.md). A custom job id may not take one of
-# these names: its job hash ``emq:{Q}:<id>`` would overwrite that key.
+# The key types of one queue (PROTOCOL.md), the one list: the builders
+# ``Keys.prioritized(ctx)``, ``Keys.pc(ctx)``, ... are made from it below. A job
+# id may not take one of these names: its hash ``emq:{Q}:<id>`` would be that key.
 KEY_TYPES = (
     "prioritized", "pc", "id", "marker", "meta", "events", "wait", "active",
     "delayed", "completed", "stalled", "limiter", "paused",
 )
 
-_FORBIDDEN = re.compile(r"[{}:\s\x00-\x1f\x7f]")
+# Braces and ':' would break the key layout; whitespace and control characters
+# (C0, DEL, C1) make keys that cannot be told apart on screen. checkJobId.lua
+# applies the same rule to job ids.
+_FORBIDDEN = re.compile(r"[{}:\s\x00-\x1f\x7f-\x9f]")
 
 
 def _validate_name(what: str, value: object) -> str:
@@ -42,13 +46,19 @@ def _validate_name(what: str, value: object) -> str:
     if not value:
         raise ValueError(f"{what} must not be empty")
     if len(value) > MAX_NAME_LENGTH:
-        raise ValueError(f"{what} must be at most {MAX_NAME_LENGTH} characters, got {len(value)}")
+        raise ValueError(f"{what} must be 1..{MAX_NAME_LENGTH} characters, got {len(value)}")
     bad = _FORBIDDEN.search(value)
     if bad:
         raise ValueError(
             f"{what} {value!r} contains {bad.group()!r}: '{{', '}}', ':', whitespace and "
             "control characters would break the emq:{queue}:type key layout"
         )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} {value!r} is not UTF-8 encodable: {value[exc.start]!r} is a lone surrogate"
+        ) from None
     return value
 
 
@@ -65,7 +75,9 @@ class QueueContext:
 
 
 class Keys:
-    """Key builders named after EchoMQ's ``EchoMQ.Keys`` functions."""
+    """Key builders named after EchoMQ's ``EchoMQ.Keys`` functions: one per
+    name in :data:`KEY_TYPES` (``Keys.prioritized(ctx)``, ``Keys.pc(ctx)``, ...),
+    plus the job, lock and SCAN-pattern keys."""
 
     @staticmethod
     def base(ctx: QueueContext) -> str:
@@ -74,60 +86,6 @@ class Keys:
             raise TypeError(f"expected a QueueContext, e.g. QueueContext('orders'), got "
                             f"{type(ctx).__name__} {ctx!r}")
         return f"{ctx.prefix}:{{{ctx.queue}}}:"
-
-    @staticmethod
-    def prioritized(ctx: QueueContext) -> str:
-        """The sorted set of prioritized job ids, ``emq:{Q}:prioritized``."""
-        return Keys.base(ctx) + "prioritized"
-
-    @staticmethod
-    def pc(ctx: QueueContext) -> str:
-        """The priority counter whose INCR fills the low 32 bits, ``emq:{Q}:pc``."""
-        return Keys.base(ctx) + "pc"
-
-    @staticmethod
-    def id(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "id"
-
-    @staticmethod
-    def marker(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "marker"
-
-    @staticmethod
-    def meta(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "meta"
-
-    @staticmethod
-    def events(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "events"
-
-    @staticmethod
-    def wait(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "wait"
-
-    @staticmethod
-    def active(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "active"
-
-    @staticmethod
-    def delayed(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "delayed"
-
-    @staticmethod
-    def completed(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "completed"
-
-    @staticmethod
-    def stalled(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "stalled"
-
-    @staticmethod
-    def limiter(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "limiter"
-
-    @staticmethod
-    def paused(ctx: QueueContext) -> str:
-        return Keys.base(ctx) + "paused"
 
     @staticmethod
     def job(ctx: QueueContext, job_id: str) -> str:
@@ -147,22 +105,42 @@ class Keys:
     @staticmethod
     def all_types(ctx: QueueContext) -> dict[str, str]:
         """Every fixed key of the queue by type name."""
-        return {name: getattr(Keys, name)(ctx) for name in KEY_TYPES}
+        base = Keys.base(ctx)
+        return {key_type: base + key_type for key_type in KEY_TYPES}
 
 
-def validate_job_id(job_id: object) -> str:
-    """Return a custom job id after checking it cannot collide with another key.
+def _key_builder(key_type: str):
+    def build(ctx: QueueContext) -> str:
+        return Keys.base(ctx) + key_type
 
-    Auto ids are integers, so a custom id may not be one; nor a key type name,
-    nor contain ``:`` or braces (the job key ``emq:{Q}:<id>`` would then clash
-    with a lock or another queue's keys).
+    build.__name__, build.__qualname__ = key_type, f"Keys.{key_type}"
+    build.__doc__ = f"The queue's {key_type!r} key, ``emq:{{Q}}:{key_type}``."
+    return staticmethod(build)
+
+
+for _key_type in KEY_TYPES:
+    setattr(Keys, _key_type, _key_builder(_key_type))
+del _key_type
+
+
+def validate_job_id(job_id: object, *, existing: bool = False) -> str:
+    """Return a job id after checking its job hash ``emq:{Q}:<id>`` can be no
+    other key: 1..100 characters, UTF-8 encodable, none of them ``{``, ``}``,
+    ``:``, whitespace or a control character, and not a key type name.
+
+    A new custom id may not be a plain integer either (auto ids are); with
+    ``existing``, the id of a job that may exist, an auto id is fine.
+    The Lua include ``checkJobId`` applies the same rule.
     """
     _validate_name("job id", job_id)
     assert isinstance(job_id, str)
-    if re.fullmatch(r"[0-9]+", job_id):
+    if not existing and re.fullmatch(r"[0-9]+", job_id):
         raise ValueError(f"custom job id {job_id!r} must not be a plain integer: auto ids are integers")
     if job_id in KEY_TYPES:
-        raise ValueError(f"custom job id {job_id!r} is a key type name and would overwrite that key")
+        raise ValueError(
+            f"job id {job_id!r} is a key type name ({', '.join(KEY_TYPES)}): "
+            f"its job hash would be the queue's {job_id!r} key"
+        )
     return job_id
 
 

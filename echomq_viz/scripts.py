@@ -1,35 +1,28 @@
-"""The real EchoMQ Lua scripts: a strict include loader and a Python API.
+"""The real EchoMQ Lua scripts, run from Python.
 
-Scripts live in ``lua/``, one command per file named ``verbNoun-N.lua`` where
-``N`` is the number of KEYS; shared functions live in ``lua/includes/``, one
-per file. A script pulls one in with a line::
-
-    --- @include "includes/getPriorityScore"
-
-resolved relative to the including file with ``.lua`` appended. Each include
-is emitted once, where it is first asked for, so a function shared by two
-includes appears once. A missing or circular include, one file naming the
-same include twice, or a script without its ``--[[ ]]`` header is an error
-that names the chain of files.
-
-:class:`Scripts` registers every script with redis-py (EVALSHA, with a
-fallback to EVAL on NOSCRIPT) and exposes them under EchoMQ's names. Each
-method validates its arguments in Python first; the scripts check them again,
-so a call that bypasses Python is refused as well, before anything is written.
+The scripts in ``lua/`` are assembled by :mod:`echomq_viz.lua_loader`, whose
+names are re-exported here. :class:`Scripts` registers every script with
+redis-py (EVALSHA, loading the script again on NOSCRIPT) and exposes them
+under EchoMQ's names; bulk adds and drains stream pipelined chunks down one
+connection. Each method validates its arguments in Python first; the scripts
+check them again, so a call that bypasses Python is refused as well, before
+anything is written.
 """
 
 from __future__ import annotations
 
 import json
 import numbers
-import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .keys import KEY_TYPES, Keys, QueueContext, validate_job_id
+from redis.exceptions import ResponseError
+
+from .keys import Keys, QueueContext, validate_job_id
+from .lua_loader import LUA_DIR, LuaIncludeError, LuaScript, load_scripts, resolve_includes
 from .score import PRIORITY_LIMIT, split_score
+from .script_stream import ScriptStream
 
 __all__ = [
     "LUA_DIR",
@@ -38,158 +31,19 @@ __all__ = [
     "resolve_includes",
     "load_scripts",
     "Job",
+    "DrainError",
     "Scripts",
     "validate_priority",
     "MAX_LOCK_MS",
     "MAX_TIMESTAMP_MS",
+    "MAX_PRIORITY_COUNTER",
 ]
 
 MAX_LOCK_MS = 2**31 - 1  # about 24.8 days; far past any lock, far from PX overflow
 MAX_TIMESTAMP_MS = 2**53 - 1  # whole milliseconds a double (and JavaScript) keeps exact
-
-
-def _find_lua_dir() -> Path:
-    # An installed wheel carries the scripts inside the package; a source
-    # checkout (editable install) keeps them at the project's top level.
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "lua", here.parent / "lua"):
-        if (candidate / "includes").is_dir():
-            return candidate
-    raise FileNotFoundError(f"no lua/ directory next to {here} or its parent")
-
-
-LUA_DIR = _find_lua_dir()
-
-_INCLUDE = re.compile(r'^\s*---\s*@include\s+"(?P<name>[^"]+)"\s*$')
-_SCRIPT_NAME = re.compile(r"^(?P<command>[a-z][A-Za-z]*)-(?P<keys>\d+)\.lua$")
-_HEADER = re.compile(r"\A--\[\[(?P<body>.*?)\]\]", re.S)
-
-
-class LuaIncludeError(Exception):
-    """A Lua file could not be assembled: a missing, circular or repeated
-    include, or a missing header."""
-
-
-def _header(path: Path, text: str) -> str:
-    match = _HEADER.match(text)
-    if not match:
-        raise LuaIncludeError(f"{path.name}: must open with a --[[ ]] header stating its contract")
-    return match.group("body")
-
-
-def _chain(stack: Sequence[Path], root: Path) -> str:
-    return " -> ".join(_relative(p, root) for p in stack)
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
-def resolve_includes(path: str | Path, root: str | Path | None = None) -> str:
-    """Return the source of a Lua file with every include inlined.
-
-    :param path: the script to assemble.
-    :param root: the directory includes may not escape; the script's own
-        directory by default.
-    :raises LuaIncludeError: on a missing, circular or repeated include, an
-        include outside ``root``, or a file without its header.
-    """
-    path = Path(path).resolve()
-    root = Path(root).resolve() if root is not None else path.parent
-    emitted: set[Path] = set()
-
-    def assemble(current: Path, stack: list[Path]) -> str:
-        text = current.read_text(encoding="utf-8")
-        _header(current, text)
-        seen_here: set[Path] = set()
-        out: list[str] = []
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
-            match = _INCLUDE.match(line)
-            if not match:
-                out.append(line)
-                continue
-            target = (current.parent / (match.group("name") + ".lua")).resolve()
-            where = f"{_relative(current, root)}:{number}"
-            if root not in target.parents:
-                raise LuaIncludeError(f"include {match.group('name')!r} at {where} leaves {root}")
-            if target in seen_here:
-                raise LuaIncludeError(f"include {match.group('name')!r} repeated at {where}")
-            seen_here.add(target)
-            if target == current or target in stack:
-                raise LuaIncludeError(
-                    "circular include: " + _chain([*stack, current, target], root)
-                )
-            if not target.is_file():
-                raise LuaIncludeError(
-                    f"missing include {match.group('name')!r} at {where} "
-                    f"(chain: {_chain([*stack, current], root)})"
-                )
-            if target in emitted:
-                continue  # already inlined earlier in this script
-            emitted.add(target)
-            out.append(assemble(target, [*stack, current]).rstrip("\n") + "\n")
-        return "".join(out)
-
-    emitted.add(path)
-    return assemble(path, [])
-
-
-@dataclass(frozen=True)
-class LuaScript:
-    """One assembled script: its command name, the key types of its KEYS
-    (read from its header, in order) and its full source."""
-
-    command: str
-    key_types: tuple[str, ...]
-    path: Path
-    source: str
-
-    @property
-    def number_of_keys(self) -> int:
-        return len(self.key_types)
-
-    @property
-    def file_name(self) -> str:
-        return self.path.name
-
-    def keys(self, ctx: QueueContext) -> list[str]:
-        """The KEYS of this script for one queue, in the script's order."""
-        return [getattr(Keys, key_type)(ctx) for key_type in self.key_types]
-
-
-_HEADER_KEY = re.compile(r"KEYS\[(\d+)\]\s+'(\w+)'")
-
-
-def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
-    """Assemble every ``verbNoun-N.lua`` in ``lua_dir``, keyed by command name.
-
-    Each header must list ``KEYS[1]..KEYS[N]`` in order, each with its key
-    type in quotes (``KEYS[4] 'prioritized'``); that list is the script's
-    key contract.
-    """
-    lua_dir = Path(lua_dir)
-    scripts: dict[str, LuaScript] = {}
-    for path in sorted(lua_dir.glob("*.lua")):
-        match = _SCRIPT_NAME.match(path.name)
-        if not match:
-            raise LuaIncludeError(f"{path.name}: script files are named verbNoun-N.lua")
-        count = int(match.group("keys"))
-        listed = _HEADER_KEY.findall(_header(path, path.read_text(encoding="utf-8")))
-        numbers = [int(n) for n, _ in listed]
-        if numbers != list(range(1, count + 1)):
-            raise LuaIncludeError(
-                f"{path.name}: header lists KEYS {numbers}, the name promises KEYS[1]..KEYS[{count}]"
-            )
-        unknown = [t for _, t in listed if t not in KEY_TYPES]
-        if unknown:
-            raise LuaIncludeError(f"{path.name}: header names unknown key types {unknown}")
-        scripts[match.group("command")] = LuaScript(
-            match.group("command"), tuple(t for _, t in listed), path, resolve_includes(path, lua_dir)
-        )
-    return scripts
+# The Lua sees INCR pc as a double: up to 2**53 - 1 it is exact, and so is the
+# counter part INCR pc % 2**32. checkPriorityCounter.lua holds the same bound.
+MAX_PRIORITY_COUNTER = 2**53 - 2
 
 
 @dataclass(frozen=True)
@@ -227,13 +81,25 @@ def _job_from_reply(reply: Sequence[Any]) -> Job:
     )
 
 
-def _non_empty_str(what: str, value: object) -> str:
-    """``value`` after checking it is a str with at least one character."""
+def _text(what: str, value: object) -> str:
+    """``value`` after checking it is a non-empty str that UTF-8 can encode."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
     if not value:
         raise ValueError(f"{what} must not be empty")
-    return value
+    return _utf8(what, value)
+
+
+def _utf8(what: str, text: str) -> str:
+    """``text`` after checking UTF-8 can encode it: a str may hold lone
+    surrogates (half of a UTF-16 pair), which no Redis string can."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} is not UTF-8 encodable: it holds the lone surrogate {text[exc.start]!r}"
+        ) from None
+    return text
 
 
 def validate_priority(priority: object, lowest: int = 1) -> int:
@@ -250,27 +116,49 @@ def validate_priority(priority: object, lowest: int = 1) -> int:
     return priority
 
 
-def _check_positive_int(what: str, value: object, highest: int | None = None) -> int:
+def _check_int(what: str, value: object, lowest: int = 1, highest: int | None = None,
+               why: str = "") -> int:
+    """``value`` as an int after checking it is one (numpy integers too, bools
+    not) in ``lowest..highest``; ``why`` explains the range in the message."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
     value = int(value)
-    if value < 1 or (highest is not None and value > highest):
+    if value < lowest or (highest is not None and value > highest):
         upper = f"..{highest:_}" if highest is not None else " or more"
-        raise ValueError(f"{what} must be in 1{upper}, got {value:_}")
+        raise ValueError(f"{what} must be in {lowest}{upper}{why}, got {value:_}")
     return value
 
 
 def _check_timestamp(timestamp: int | None) -> int:
     if timestamp is None:
         return _now_ms()
-    return _check_positive_int("timestamp", timestamp, MAX_TIMESTAMP_MS)
+    return _check_int("timestamp", timestamp, highest=MAX_TIMESTAMP_MS)
 
 
 def _encode_data(data: object) -> str:
     try:
-        return json.dumps(data, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    except TypeError as exc:
         raise TypeError(f"job data must be JSON-serialisable (no NaN/inf): {exc}") from None
+    except ValueError as exc:  # NaN, infinity, a container holding itself
+        raise ValueError(f"job data must be JSON-serialisable (no NaN/inf): {exc}") from None
+    return _utf8("job data", text)
+
+
+def _raise_first_error(replies: list[Any]) -> list[Any]:
+    for reply in replies:
+        if isinstance(reply, ResponseError):
+            raise reply
+    return replies
+
+
+class DrainError(ResponseError):
+    """Redis refused a call of a drain; ``jobs`` holds every job the drain
+    took (active and locked) before and after it."""
+
+    def __init__(self, message: str, jobs: list["Job"]) -> None:
+        super().__init__(message)
+        self.jobs = jobs
 
 
 def _now_ms() -> int:
@@ -309,21 +197,21 @@ class Scripts:
         job_id: object, timestamp: int | None,
     ) -> list[Any]:
         """The checked ARGV of addPrioritizedJob-9."""
-        _non_empty_str("job name", name)
+        _text("job name", name)
         priority = validate_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
         return [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
 
-    def _pipeline_client(self, key: str):
-        """The client to pipeline a queue's script calls on.
-
-        A cluster pipeline refuses EVALSHA; every key of a queue lives in one
-        slot, so a cluster client hands over the node that owns ``key``.
-        """
-        if hasattr(self.client, "get_node_from_key"):
-            return self.client.get_node_from_key(key).redis_connection
-        return self.client
+    def _stream(self, command: str, ctx: QueueContext) -> ScriptStream:
+        script = self.sources[command]
+        keys = script.keys(ctx)
+        client = self.client
+        if hasattr(client, "get_node_from_key"):
+            # A cluster pipeline refuses EVALSHA; every key of a queue lives in
+            # one slot, so the node that owns them takes the calls directly.
+            client = client.get_node_from_key(keys[0]).redis_connection
+        return ScriptStream(client, script.source, keys)
 
     def add_prioritized_job(
         self, ctx: QueueContext, name: str, data: Any, priority: int,
@@ -349,23 +237,27 @@ class Scripts:
 
         Every job is validated before the first is sent.
         """
-        chunk_size = _check_positive_int("chunk_size", chunk_size)
+        chunk_size = _check_int("chunk_size", chunk_size)
         prepared = []
         for job in jobs:
+            if not isinstance(job, (tuple, list)):
+                raise TypeError(f"each job is a (name, data, priority[, job_id]) tuple, got "
+                                f"{type(job).__name__} {job!r}")
             if not 3 <= len(job) <= 4:
                 raise ValueError(f"each job is (name, data, priority[, job_id]), got {job!r}")
             name, data, priority, *custom = job
             prepared.append(self._add_prioritized_args(
                 ctx, name, data, priority, custom[0] if custom else None, None))
-        script = self._registered["addPrioritizedJob"]
-        keys = self.sources["addPrioritizedJob"].keys(ctx)
-        client = self._pipeline_client(keys[0])
+        if not prepared:
+            return []
         ids: list[str] = []
-        for start in range(0, len(prepared), chunk_size):
-            with client.pipeline(transaction=False) as pipe:
-                for args in prepared[start:start + chunk_size]:
-                    script(keys=keys, args=args, client=pipe)
-                ids.extend(pipe.execute())
+        with self._stream("addPrioritizedJob", ctx) as stream:
+            for start in range(0, len(prepared), chunk_size):
+                stream.send([stream.call(args) for args in prepared[start:start + chunk_size]])
+                if stream.in_flight > 1:
+                    ids.extend(_raise_first_error(stream.receive()))
+            while stream.in_flight:
+                ids.extend(_raise_first_error(stream.receive()))
         return ids
 
     def add_standard_job(
@@ -373,7 +265,7 @@ class Scripts:
         *, timestamp: int | None = None,
     ) -> str:
         """Run ``addStandardJob-9``: a job without priority, on the wait list."""
-        _non_empty_str("job name", name)
+        _text("job name", name)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
         keys = self.sources["addStandardJob"].keys(ctx)
@@ -387,33 +279,49 @@ class Scripts:
     ) -> Job | None:
         """Run ``moveToActive-11``: take the next job (wait list first, then the
         smallest score), lock it, and return it; None when there is none."""
-        _non_empty_str("lock token", token)
-        lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
+        token = _text("lock token", token)
+        lock_ms = _check_int("lock_ms", lock_ms, highest=MAX_LOCK_MS)
         ts = _check_timestamp(timestamp)
         keys = self.sources["moveToActive"].keys(ctx)
         reply = self._registered["moveToActive"](keys=keys, args=[Keys.base(ctx), ts, token, lock_ms])
         return _job_from_reply(reply) if reply else None
 
     def drain(self, ctx: QueueContext, token: str, lock_ms: int = 30_000, *,
-              batch_size: int = 1000) -> list[Job]:
-        """Run ``moveToActive-11`` until it finds nothing, ``batch_size`` calls
-        per pipeline round trip; return the jobs in the order handed out."""
-        _non_empty_str("lock token", token)
-        lock_ms = _check_positive_int("lock_ms", lock_ms, MAX_LOCK_MS)
-        batch_size = _check_positive_int("batch_size", batch_size)
-        script = self._registered["moveToActive"]
-        keys = self.sources["moveToActive"].keys(ctx)
-        client = self._pipeline_client(keys[0])
+              batch_size: int = 250) -> list[Job]:
+        """Run ``moveToActive-11`` until a call finds nothing; return every job
+        taken, in the order handed out.
+
+        Calls go in pipelined batches of ``batch_size``, the next batch sent
+        before the last one's replies are read (250 calls, about 130 kB, fit
+        a socket's buffer, so that send seldom waits for Redis). With
+        producers adding meanwhile, a call after an empty one may take a job
+        again: that job is returned too, as is every job of a batch in flight.
+
+        :raises DrainError: when Redis refused a call; its ``jobs`` are the
+            jobs taken (active and locked) all the same.
+        """
+        token = _text("lock token", token)
+        lock_ms = _check_int("lock_ms", lock_ms, highest=MAX_LOCK_MS)
+        batch_size = _check_int("batch_size", batch_size)
+        base = Keys.base(ctx)
         taken: list[Job] = []
-        while True:
-            with client.pipeline(transaction=False) as pipe:
-                for _ in range(batch_size):
-                    script(keys=keys, args=[Keys.base(ctx), _now_ms(), token, lock_ms], client=pipe)
-                replies = pipe.execute()
-            for reply in replies:
-                if not reply:
-                    return taken
-                taken.append(_job_from_reply(reply))
+        refused: ResponseError | None = None
+        found_nothing = False
+        with self._stream("moveToActive", ctx) as stream:
+            while stream.in_flight or not (found_nothing or refused):
+                if not (found_nothing or refused):
+                    stream.send([stream.call([base, _now_ms(), token, lock_ms])] * batch_size)
+                if stream.in_flight > 1 or found_nothing or refused:
+                    for reply in stream.receive():
+                        if isinstance(reply, ResponseError):
+                            refused = refused or reply
+                        elif reply:
+                            taken.append(_job_from_reply(reply))
+                        else:
+                            found_nothing = True
+        if refused:
+            raise DrainError(f"{refused} ({len(taken)} jobs taken all the same: see .jobs)", taken)
+        return taken
 
     # -- changing and counting --------------------------------------------------
 
@@ -425,8 +333,7 @@ class Scripts:
         A queued job is re-scored: with a fresh counter (back of the new tier),
         or with ``lifo`` at ``priority * 2**32`` (front of the new tier).
         """
-        if not isinstance(job_id, str) or not job_id:
-            raise ValueError(f"job id must be a non-empty str, got {job_id!r}")
+        validate_job_id(job_id, existing=True)
         priority = validate_priority(priority)
         if not isinstance(lifo, bool):
             raise TypeError(f"lifo must be a bool, got {type(lifo).__name__}")
@@ -457,10 +364,8 @@ class Scripts:
 
     def set_priority_counter(self, ctx: QueueContext, value: int) -> None:
         """Set ``pc`` so that the next prioritized job gets counter ``value + 1``."""
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"counter must be an int, got {type(value).__name__} {value!r}")
-        if not 0 <= value < 2**63 - 1:
-            raise ValueError(f"counter must be in 0..2**63 - 2 (INCR's range), got {value}")
+        value = _check_int("counter", value, 0, MAX_PRIORITY_COUNTER,
+                           " (2**53 - 2, so the next INCR pc stays exact in the Lua scripts)")
         self.client.set(Keys.pc(ctx), value)
 
     def reset(self, ctx: QueueContext) -> int:

@@ -10,9 +10,10 @@
     KEYS[6] 'completed'    (kept for BullMQ's key order, unused)
     KEYS[7] 'active'       (kept for BullMQ's key order, unused)
     KEYS[8] 'events'       events stream
-    KEYS[9] 'pc'           priority counter, INCR'ed for the low 32 bits
+    KEYS[9] 'pc'           priority counter, INCR'ed for the low 32 bits; an integer in
+                           0..2^53 - 2 when it exists
     ARGV[1] key prefix, "emq:{queue}:"
-    ARGV[2] custom job id, or "" for the next value of the id counter
+    ARGV[2] custom job id (see checkJobId), or "" for the next value of the id counter
     ARGV[3] job name, not empty
     ARGV[4] timestamp, whole milliseconds since the epoch
     ARGV[5] job data, a JSON string
@@ -27,18 +28,22 @@ local prioritizedKey, eventsKey, priorityCounterKey = KEYS[4], KEYS[8], KEYS[9]
 local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 --- @include "includes/checkPriority"
---- @include "includes/checkKeyPrefix"
+--- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
+--- @include "includes/checkPriorityCounter"
 --- @include "includes/nextJobId"
 --- @include "includes/storeJob"
 --- @include "includes/addJobWithPriority"
+--- @include "includes/emitEvent"
 
+-- Every check comes before the first write: a refused call changes nothing.
 local priority, priorityError = checkPriority(ARGV[6], 1)
 if not priority then
   return redis.error_reply("ERR " .. priorityError)
 end
-local argsError = checkKeyPrefix(prefix, prioritizedKey, "prioritized") or
-  checkJobArgs(customId, name, timestamp, data)
+local argsError = checkKeys(prefix, {"marker", "meta", "id", "prioritized", "delayed", "completed",
+  "active", "events", "pc"}) or checkJobArgs(customId, name, timestamp, data) or
+  checkPriorityCounter(priorityCounterKey)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
@@ -49,5 +54,5 @@ if exists then
 end
 storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
 addJobWithPriority(markerKey, metaKey, prioritizedKey, priorityCounterKey, priority, jobId)
-rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "waiting", "jobId", jobId)
+emitEvent(eventsKey, "waiting", jobId)
 return jobId

@@ -12,7 +12,7 @@
     KEYS[8] 'events'     events stream
     KEYS[9] 'marker'     sorted set that wakes blocked workers
     ARGV[1] key prefix, "emq:{queue}:"
-    ARGV[2] custom job id, or "" for the next value of the id counter
+    ARGV[2] custom job id (see checkJobId), or "" for the next value of the id counter
     ARGV[3] job name, not empty
     ARGV[4] timestamp, whole milliseconds since the epoch
     ARGV[5] job data, a JSON string
@@ -24,15 +24,17 @@ local rcall = redis.call
 local waitKey, metaKey, idKey, eventsKey, markerKey = KEYS[1], KEYS[3], KEYS[4], KEYS[8], KEYS[9]
 local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
---- @include "includes/checkKeyPrefix"
+--- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
 --- @include "includes/nextJobId"
 --- @include "includes/storeJob"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
+--- @include "includes/emitEvent"
 
-local argsError = checkKeyPrefix(prefix, waitKey, "wait") or
-  checkJobArgs(customId, name, timestamp, data)
+-- Every check comes before the first write: a refused call changes nothing.
+local argsError = checkKeys(prefix, {"wait", "paused", "meta", "id", "completed", "delayed", "active",
+  "events", "marker"}) or checkJobArgs(customId, name, timestamp, data)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
@@ -45,5 +47,5 @@ storeJob(eventsKey, jobKey, jobId, name, data, timestamp, 0)
 
 rcall("LPUSH", waitKey, jobId)
 addBaseMarkerIfNeeded(markerKey, isQueuePaused(metaKey))
-rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "waiting", "jobId", jobId)
+emitEvent(eventsKey, "waiting", jobId)
 return jobId

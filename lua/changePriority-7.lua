@@ -9,11 +9,11 @@
     KEYS[3] 'meta'         queue settings hash ('paused')
     KEYS[4] 'prioritized'  sorted set of prioritized job ids
     KEYS[5] 'active'       (kept for BullMQ's key order, unused)
-    KEYS[6] 'pc'           priority counter
+    KEYS[6] 'pc'           priority counter; an integer in 0..2^53 - 2 when it exists
     KEYS[7] 'marker'       sorted set that wakes blocked workers
     ARGV[1] new priority, an integer in 1..2097151 (2^21 - 1)
     ARGV[2] key prefix, "emq:{queue}:"
-    ARGV[3] job id
+    ARGV[3] job id: an auto id, or a custom id as checkJobId allows
     ARGV[4] lifo: "1" for the front of the tier, "0" or "" for the back
   Output:
     0 when done, -1 when the job does not exist
@@ -25,24 +25,23 @@ local priorityCounterKey, markerKey = KEYS[6], KEYS[7]
 local prefix, jobId, lifo = ARGV[2], ARGV[3], ARGV[4]
 
 --- @include "includes/checkPriority"
---- @include "includes/checkKeyPrefix"
+--- @include "includes/checkKeys"
+--- @include "includes/checkJobId"
+--- @include "includes/checkLifo"
+--- @include "includes/checkPriorityCounter"
 --- @include "includes/getPriorityScore"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
 
+-- Every check comes before the first write: a refused call changes nothing.
 local priority, priorityError = checkPriority(ARGV[1], 1)
 if not priority then
   return redis.error_reply("ERR " .. priorityError)
 end
-local prefixError = checkKeyPrefix(prefix, waitKey, "wait")
-if prefixError then
-  return redis.error_reply("ERR " .. prefixError)
-end
-if jobId == nil or jobId == "" then
-  return redis.error_reply("ERR job id must not be empty")
-end
-if lifo ~= "1" and lifo ~= "0" and lifo ~= "" then
-  return redis.error_reply("ERR lifo must be '1', '0' or '', got '" .. tostring(lifo) .. "'")
+local argsError = checkKeys(prefix, {"wait", "paused", "meta", "prioritized", "active", "pc",
+  "marker"}) or checkJobId(jobId, true) or checkLifo(lifo) or checkPriorityCounter(priorityCounterKey)
+if argsError then
+  return redis.error_reply("ERR " .. argsError)
 end
 
 local jobKey = prefix .. jobId

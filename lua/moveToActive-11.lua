@@ -33,21 +33,18 @@ local prefix, timestamp, token, lockDuration = ARGV[1], ARGV[2], ARGV[3], ARGV[4
 
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
---- @include "includes/checkKeyPrefix"
+--- @include "includes/checkKeys"
 --- @include "includes/checkTimestamp"
+--- @include "includes/checkNotEmpty"
+--- @include "includes/checkLockDuration"
+--- @include "includes/emitEvent"
 
 -- Every check comes before the first write: a refused call changes nothing.
-local argsError = checkKeyPrefix(prefix, waitKey, "wait") or checkTimestamp(timestamp)
+local argsError = checkKeys(prefix, {"wait", "active", "prioritized", "events", "stalled", "limiter",
+  "delayed", "paused", "meta", "pc", "marker"}) or checkTimestamp(timestamp) or
+  checkNotEmpty("lock token", token) or checkLockDuration(lockDuration)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
-end
-if token == nil or token == "" then
-  return redis.error_reply("ERR lock token must not be empty")
-end
-if not string.match(lockDuration or "", "^%d+$") or tonumber(lockDuration) < 1 or
-    tonumber(lockDuration) > 2147483647 then
-  return redis.error_reply("ERR lock duration must be whole milliseconds in 1..2147483647, got '" ..
-    tostring(lockDuration) .. "'")
 end
 
 if isQueuePaused(metaKey) then
@@ -68,8 +65,7 @@ end
 
 local jobKey = prefix .. jobId
 rcall("SET", jobKey .. ":lock", token, "PX", lockDuration)
-rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "active", "jobId", jobId,
-  "prev", "waiting")
+emitEvent(eventsKey, "active", jobId, "prev", "waiting")
 rcall("HSET", jobKey, "processedOn", timestamp)
 rcall("HINCRBY", jobKey, "ats", 1)
 addBaseMarkerIfNeeded(markerKey, false)

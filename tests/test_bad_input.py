@@ -12,9 +12,11 @@ import math
 import numpy as np
 import pytest
 import redis
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
 
 from echomq_viz.inspect import inspect_queue
-from echomq_viz.keys import Keys, QueueContext
+from echomq_viz.keys import KEY_TYPES, Keys, QueueContext, validate_job_id
 from echomq_viz.scripts import Scripts
 
 CTX = QueueContext("test-queue")
@@ -33,7 +35,7 @@ PYTHON_CASES = {
     "empty name": (lambda s: s.add_prioritized_job(CTX, "", {}, 1), ValueError, "name"),
     "name None": (lambda s: s.add_prioritized_job(CTX, None, {}, 1), TypeError, "name"),
     "data not JSON": (lambda s: s.add_prioritized_job(CTX, "j", object(), 1), TypeError, "JSON"),
-    "data NaN": (lambda s: s.add_prioritized_job(CTX, "j", {"x": math.nan}, 1), TypeError, "NaN"),
+    "data NaN": (lambda s: s.add_prioritized_job(CTX, "j", {"x": math.nan}, 1), ValueError, "NaN"),
     "integer custom id": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="12"), ValueError, "integer"),
     "key-type custom id": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="pc"), ValueError, "key type"),
     "custom id with colon": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="a:b"), ValueError, "':'"),
@@ -42,6 +44,7 @@ PYTHON_CASES = {
         ValueError, "1..2_097_151",
     ),
     "short tuple in a bulk add": (lambda s: s.add_prioritized_jobs(CTX, [("a", {})]), ValueError, "name, data"),
+    "a str as a job in a bulk add": (lambda s: s.add_prioritized_jobs(CTX, ["abc"]), TypeError, "got str 'abc'"),
     "standard job without name": (lambda s: s.add_standard_job(CTX, "", {}), ValueError, "name"),
     "empty lock token": (lambda s: s.move_to_active(CTX, ""), ValueError, "token"),
     "lock 0 ms": (lambda s: s.move_to_active(CTX, "t", 0), ValueError, "1..2_147_483_647"),
@@ -98,16 +101,16 @@ PYTHON_CASES.update({
     "custom id as bytes": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id=b"x"), TypeError, "job id must be a str, got bytes"),
     "lock token as bytes": (lambda s: s.move_to_active(CTX, b"t"), TypeError, "lock token must be a str"),
     "data holding bytes": (lambda s: s.add_prioritized_job(CTX, "j", {"x": b"a"}, 1), TypeError, "JSON"),
-    "data holding inf": (lambda s: s.add_prioritized_job(CTX, "j", [math.inf], 1), TypeError, "NaN/inf"),
+    "data holding inf": (lambda s: s.add_prioritized_job(CTX, "j", [math.inf], 1), ValueError, "NaN/inf"),
     "timestamp as float": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, timestamp=1.7e12), TypeError, "timestamp must be an int"),
     "count priorities given as a str": (lambda s: s.counts_per_priority(CTX, "12"), TypeError, "got str '1'"),
     "count priority NaN": (lambda s: s.counts_per_priority(CTX, [math.nan]), TypeError, "float nan"),
-    "change priority of an int job id": (lambda s: s.change_priority(CTX, 1, 2), ValueError, "job id must be a non-empty str"),
+    "change priority of an int job id": (lambda s: s.change_priority(CTX, 1, 2), TypeError, "job id must be a str, got int"),
     "bulk add chunk_size 0": (lambda s: s.add_prioritized_jobs(CTX, [("a", {}, 1)], chunk_size=0), ValueError, "chunk_size"),
     "drain batch_size 0": (lambda s: s.drain(CTX, "t", batch_size=0), ValueError, "batch_size"),
     # huge ints
     "priority 10**100": (lambda s: s.add_prioritized_job(CTX, "j", {}, 10**100), ValueError, "2**21 - 1"),
-    "counter 2**63": (lambda s: s.set_priority_counter(CTX, 2**63), ValueError, "2**63 - 2"),
+    "counter 2**63": (lambda s: s.set_priority_counter(CTX, 2**63), ValueError, "2**53 - 2"),
     "lock 10**30 ms": (lambda s: s.move_to_active(CTX, "t", 10**30), ValueError, "lock_ms"),
     "lock 2**63 - 1 ms": (lambda s: s.move_to_active(CTX, "t", 2**63 - 1), ValueError, "lock_ms"),
     "timestamp 2**64 ms": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, timestamp=2**64), ValueError, "timestamp"),
@@ -143,6 +146,52 @@ LUA_CASES.update({
 })
 
 
+# More cases: job ids, text that is not UTF-8, the priority counter.
+PYTHON_CASES.update({
+    "custom id 'meta'": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="meta"), ValueError, "key type"),
+    "custom id 'events'": (lambda s: s.add_standard_job(CTX, "j", {}, job_id="events"), ValueError, "key type"),
+    "custom id 'x y'": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="x y"), ValueError, "' '"),
+    "custom id NUL": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="\x00"), ValueError, r"'\x00'"),
+    "custom id with a C1 control": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="a\x9bb"), ValueError, r"'\x9b'"),
+    "custom id a lone surrogate": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, job_id="a\ud800"), ValueError, "UTF-8"),
+    "change priority of job 'pc'": (lambda s: s.change_priority(CTX, "pc", 2), ValueError, "key type"),
+    "change priority of job 'x y'": (lambda s: s.change_priority(CTX, "x y", 2), ValueError, "' '"),
+    "change priority of job ''": (lambda s: s.change_priority(CTX, "", 2), ValueError, "empty"),
+    "data a lone surrogate": (lambda s: s.add_prioritized_job(CTX, "j", "\ud800", 1), ValueError, "not UTF-8 encodable"),
+    "data holding a lone surrogate": (lambda s: s.add_standard_job(CTX, "j", {"k": ["\udfff"]}), ValueError, "not UTF-8 encodable"),
+    "name a lone surrogate": (lambda s: s.add_prioritized_job(CTX, "\ud800", {}, 1), ValueError, "not UTF-8 encodable"),
+    "token a lone surrogate": (lambda s: s.move_to_active(CTX, "\ud800"), ValueError, "not UTF-8 encodable"),
+    "drain token a lone surrogate": (lambda s: s.drain(CTX, "\ud800"), ValueError, "not UTF-8 encodable"),
+    "bulk add with a lone surrogate last": (
+        lambda s: s.add_prioritized_jobs(CTX, [("a", {}, 1), ("b", "\ud800", 1)]), ValueError, "not UTF-8 encodable",
+    ),
+    "counter 2**53 - 1": (lambda s: s.set_priority_counter(CTX, 2**53 - 1), ValueError, "0..9_007_199_254_740_990 (2**53 - 2"),
+    "counter 2**63 - 2": (lambda s: s.set_priority_counter(CTX, 2**63 - 2), ValueError, "2**53 - 2"),
+    "counter True": (lambda s: s.set_priority_counter(CTX, True), TypeError, "counter must be an int, got bool"),
+    "counter numpy float": (lambda s: s.set_priority_counter(CTX, np.float64(3)), TypeError, "float64"),
+})
+
+# Custom ids the add refuses: (id, what the message says).
+REFUSED_CUSTOM_IDS = [
+    ("meta", "key type"), ("pc", "key type"), ("prioritized", "key type"), ("events", "key type"),
+    ("x y", "U+0020"), ("\x00", "U+0000"), ("a\nb", "U+000A"), ("a\u00a0b", "U+00A0"),
+    ("a\u3000b", "U+3000"), ("a\x9bb", "U+009B"), ("é" * 101, "1..100 characters"),
+    (b"a\xffb", "UTF-8"), (b"\xed\xa0\x80", "UTF-8"),  # a stray byte; an encoded surrogate
+]
+LUA_CASES.update({
+    f"add: custom id {job_id!r}": ("addPrioritizedJob", add_args(custom=job_id), fragment)
+    for job_id, fragment in REFUSED_CUSTOM_IDS
+})
+LUA_CASES.update({
+    "standard: custom id 'wait'": ("addStandardJob", add_args(custom="wait")[:5], "key type"),
+    "standard: custom id with a tab": ("addStandardJob", add_args(custom="a\tb")[:5], "U+0009"),
+    "change: job id 'pc'": ("changePriority", ["2", PREFIX, "pc", "0"], "key type"),
+    "change: job id 'x y'": ("changePriority", ["2", PREFIX, "x y", "0"], "U+0020"),
+    "consume: prefix without a hash tag": ("moveToActive", ["emq:test-queue:", TS, "t", "1000"], "prefix"),
+    "consume: prefix with a newline": ("moveToActive", ["emq:{test\nqueue}:", TS, "t", "1000"], "prefix"),
+})
+
+
 @pytest.fixture
 def loaded(scripts: Scripts, r):
     """A queue with prioritized, waiting and active jobs, plus foreign keys."""
@@ -173,6 +222,7 @@ def test_lua_scripts_refuse_and_write_nothing(loaded, keyspace, case):
     with pytest.raises(redis.ResponseError) as info:
         loaded.run(command, CTX, args)
     assert fragment in str(info.value)
+    assert len(str(info.value).splitlines()) == 1  # one clear line
     assert keyspace() == before
 
 
@@ -181,3 +231,175 @@ def test_lua_accepts_the_valid_counterparts(loaded):
     assert loaded.run("addPrioritizedJob", CTX, add_args(priority=LIMIT)) == "6"
     assert loaded.run("changePriority", CTX, ["2", PREFIX, "6", "1"]) == 0
     assert loaded.run("getCountsPerPriority", CTX, ["0", "1", "2", LIMIT]) == [0, 1, 3, 0]
+
+
+# -- every KEYS position, the priority counter, one job-id rule -----------------------
+
+def _eval(scripts: Scripts, command: str, keys: list, args: list):
+    """Run a script's source with any KEYS, as a caller bypassing Python can."""
+    return scripts.client.eval(scripts.sources[command].source, len(keys), *keys, *args)
+
+
+VALID_ARGS = {
+    "addPrioritizedJob": add_args(),
+    "addStandardJob": add_args()[:5],
+    "moveToActive": [PREFIX, TS, "t", "1000"],
+    "changePriority": ["2", PREFIX, "1", "0"],
+    "getCountsPerPriority": ["0", "1", "2"],
+}
+OTHER = QueueContext("other")
+KEY_POSITIONS = [
+    (command, position, kind)
+    for command, count in {"addPrioritizedJob": 9, "addStandardJob": 9, "moveToActive": 11,
+                           "changePriority": 7, "getCountsPerPriority": 2}.items()
+    for position in range(count)
+    for kind in ("other queue", "other type")
+]
+
+
+@pytest.fixture
+def foreign(scripts: Scripts, r):
+    """Another queue, ``emq:{other}:*``, with each of its keys in use."""
+    scripts.add_prioritized_jobs(OTHER, [("x", {}, 1), ("y", {}, 2)])
+    scripts.add_standard_job(OTHER, "z", {})
+    scripts.move_to_active(OTHER, "them")
+    r.hset(Keys.meta(OTHER), "concurrency", 3)
+    return scripts
+
+
+@pytest.mark.parametrize("state", ["empty queue", "loaded queue"])
+@pytest.mark.parametrize("command, position, kind", KEY_POSITIONS,
+                         ids=[f"{c}-KEYS[{p + 1}]-{k}" for c, p, k in KEY_POSITIONS])
+def test_every_script_refuses_a_foreign_key_in_every_position(foreign, keyspace, command, position, kind, state):
+    if state == "loaded queue":
+        foreign.add_prioritized_jobs(CTX, [("a", {}, 3), ("b", {}, 1)])
+        foreign.add_standard_job(CTX, "w", {})
+    script = foreign.sources[command]
+    keys = script.keys(CTX)
+    own_type = script.key_types[position]
+    if kind == "other queue":
+        keys[position] = getattr(Keys, own_type)(OTHER)
+    else:  # a key of this queue, but of another type
+        keys[position] = Keys.base(CTX) + next(t for t in ("pc", "meta", "wait") if t != own_type)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError) as info:
+        _eval(foreign, command, keys, VALID_ARGS[command])
+    message = str(info.value)
+    if command == "getCountsPerPriority" and position == 0 and kind == "other queue":
+        # This script takes its queue from KEYS[1]: then KEYS[2] is the odd one out.
+        assert "KEYS[2]" in message and Keys.base(OTHER) in message
+    else:
+        assert f"KEYS[{position + 1}]" in message and keys[position] in message
+    assert len(message.splitlines()) == 1
+    assert keyspace() == before
+
+
+def test_consume_on_an_empty_queue_leaves_a_foreign_pc_alone(foreign, keyspace, r):
+    # The reported case: KEYS[10] is DELeted when the prioritized set is empty.
+    keys = foreign.sources["moveToActive"].keys(CTX)
+    keys[9] = Keys.pc(OTHER)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match=r"KEYS\[10\]"):
+        _eval(foreign, "moveToActive", keys, VALID_ARGS["moveToActive"])
+    assert keyspace() == before and r.exists(Keys.pc(OTHER))
+
+
+@pytest.mark.parametrize("command", sorted(VALID_ARGS))
+def test_every_script_refuses_too_few_or_too_many_keys(foreign, keyspace, command):
+    keys = foreign.sources[command].keys(CTX)
+    before = keyspace()
+    for wrong in (keys[:-1], keys + [Keys.base(CTX) + "extra"]):
+        with pytest.raises(redis.ResponseError, match=f"{len(keys)} KEYS"):
+            _eval(foreign, command, wrong, VALID_ARGS[command])
+    assert keyspace() == before
+
+
+UNUSABLE_COUNTERS = {
+    "not a number": "twelve",
+    "a fraction": "1.5",
+    "negative": "-1",
+    "leading zero": "007",
+    "INCR would pass 2^53 - 1": str(2**53 - 1),
+    "past INCR's range": str(2**63 - 1),
+}
+
+
+@pytest.mark.parametrize("command, args", [
+    ("addPrioritizedJob", add_args()), ("changePriority", ["2", PREFIX, "1", "0"]),
+], ids=["add", "change"])
+@pytest.mark.parametrize("value", list(UNUSABLE_COUNTERS.values()), ids=list(UNUSABLE_COUNTERS))
+def test_lua_refuses_an_unusable_priority_counter_before_writing(loaded, keyspace, r, command, args, value):
+    r.set(Keys.pc(CTX), value)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError) as info:
+        loaded.run(command, CTX, args)
+    assert "emq:{test-queue}:pc" in str(info.value) and "0..9007199254740990" in str(info.value)
+    assert keyspace() == before
+
+
+def test_lua_refuses_a_priority_counter_of_the_wrong_type(loaded, keyspace, r):
+    r.delete(Keys.pc(CTX))
+    r.hset(Keys.pc(CTX), "x", 1)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match="is a hash"):
+        loaded.run("addPrioritizedJob", CTX, add_args())
+    assert keyspace() == before
+
+
+def test_numpy_ints_set_the_priority_counter(loaded):
+    loaded.set_priority_counter(CTX, np.int64(41))
+    assert loaded.priority_counter(CTX) == 41
+    loaded.set_priority_counter(CTX, np.uint32(2**32 - 1))
+    assert loaded.priority_counter(CTX) == 2**32 - 1
+
+
+# The same job-id rule on both sides: Python's validate_job_id accepts an id
+# exactly when the Lua does. Characters are drawn where the rule has edges.
+ID_ALPHABET = st.sampled_from(
+    list("aZ09-_.é{}:") + [" ", "\t", "\n", "\x00", "\x1f", "\x7f", "\x80", "\x85", "\x9f", "\xa0", "\xa1",
+                           "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f",
+                           "\u3000", "\ufeff", "\U0001f600"]
+)
+job_ids = st.one_of(
+    st.text(ID_ALPHABET, min_size=0, max_size=6),
+    st.sampled_from(list(KEY_TYPES) + ["PC", "lock", "0", "12", "007", "x" * 100, "x" * 101, "é" * 100]),
+)
+live = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+EDGE_IDS = ["a\x85b", "a\u200bb", "\ufeff", "é" * 100, "é" * 101, "pc", "12"]
+
+
+def _with_edge_examples(test):
+    for job_id in EDGE_IDS:
+        test = example(job_id=job_id)(test)
+    return test
+
+
+def _python_accepts(job_id: str, existing: bool) -> bool:
+    try:
+        validate_job_id(job_id, existing=existing)
+    except ValueError:
+        return False
+    return True
+
+
+def _lua_accepts(scripts: Scripts, job_id: str, existing: bool) -> bool:
+    # A new custom id goes through an add, the id of a job to change through changePriority.
+    command, args = (("changePriority", ["2", PREFIX, job_id, "0"]) if existing
+                     else ("addStandardJob", [PREFIX, job_id, "j", TS, "{}"]))
+    try:
+        scripts.run(command, CTX, args)
+    except redis.ResponseError as error:
+        assert "job id" in str(error)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["custom id to add", "job id to change"])
+@live
+@given(job_id=job_ids)
+@_with_edge_examples
+def test_python_and_lua_accept_the_same_job_ids(scripts, existing, job_id):
+    assume(existing or job_id != "")  # "" asks the add for an auto id, as job_id=None does
+    assert _lua_accepts(scripts, job_id, existing) == _python_accepts(job_id, existing), repr(job_id)

@@ -1,4 +1,4 @@
-# Tests of the Lua include resolver and script loader (echomq_viz.scripts);
+# Tests of the Lua include resolver and script loader (echomq_viz.lua_loader);
 # no Redis. Small fixture trees are written to tmp_path; the last section
 # checks the real scripts in lua/.
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.keys import Keys, QueueContext
-from echomq_viz.scripts import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
+from echomq_viz.keys import KEY_TYPES, Keys, QueueContext
+from echomq_viz.lua_loader import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
+from echomq_viz.scripts import MAX_PRIORITY_COUNTER
 
 FUNCTION_DEF = re.compile(r"^local function (\w+)\(", re.M)
 
@@ -387,3 +388,49 @@ def test_lua_priority_limit_matches_python():
 def test_each_real_script_resolves_on_its_own(path):
     # resolve_includes with the script's own directory as root gives the loader's source.
     assert resolve_includes(path) == load_scripts()[path.name.split("-")[0]].source
+
+
+# -- the checks every script shares ------------------------------------------------------
+
+CHECK_KEYS_CALL = re.compile(r"checkKeys\([^,]+,\s*\{(?P<types>[^}]*)\}\)")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SCRIPTS))
+def test_every_script_checks_its_keys_against_its_header(real_scripts, name):
+    # The list checkKeys holds each KEYS position to is the header's contract.
+    script = real_scripts[name]
+    own_text = script.path.read_text()
+    calls = CHECK_KEYS_CALL.findall(own_text)
+    assert len(calls) == 1, name
+    assert tuple(re.findall(r'"(\w+)"', calls[0])) == script.key_types
+    # ... and the check comes before any write the script itself makes.
+    first_write = re.search(r'rcall\("(INCR|HSET|ZADD|LPUSH|RPOPLPUSH|ZPOPMIN|DEL|ZREM|LREM|SET|XADD)"|'
+                            r"(nextJobId|storeJob|addJobWithPriority|emitEvent)\(", own_text)
+    assert first_write is None or own_text.index("checkKeys(") < first_write.start(), name
+
+
+def test_job_id_rule_in_lua_names_every_key_type():
+    text = (INCLUDES_DIR / "checkJobId.lua").read_text()
+    table = re.search(r"local KEY_TYPE_NAMES = \{(?P<body>[^}]*)\}", text)
+    assert table and sorted(re.findall(r"(\w+) = true", table.group("body"))) == sorted(KEY_TYPES)
+
+
+def test_lua_priority_counter_bound_matches_python():
+    text = (INCLUDES_DIR / "checkPriorityCounter.lua").read_text()
+    match = re.search(r"local MAX_PRIORITY_COUNTER = (\d+)", text)
+    assert match and int(match.group(1)) == MAX_PRIORITY_COUNTER == 2**53 - 2
+
+
+def test_events_are_written_in_one_place():
+    # MAXLEN ~ 10000 lives in emitEvent alone; every script and include goes through it.
+    holders = [p.relative_to(LUA_DIR) for p in sorted(LUA_DIR.rglob("*.lua")) if "XADD" in p.read_text()]
+    assert [str(p) for p in holders] == ["includes/emitEvent.lua"]
+    assert sum(p.read_text().count("MAXLEN") for p in LUA_DIR.rglob("*.lua")) == 1
+
+
+@pytest.mark.parametrize("check", ["checkNotEmpty", "checkLockDuration", "checkLifo", "checkJobId"])
+def test_argument_checks_are_includes_not_inline(real_scripts, check):
+    users = {name for name, script in real_scripts.items() if f"{check}(" in script.path.read_text()}
+    assert users, check
+    for name in users:
+        assert real_scripts[name].source.count(f"local function {check}(") == 1

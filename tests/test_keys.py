@@ -323,3 +323,67 @@ def test_pattern_selects_exactly_one_queue(queue, other):
             assert not redis_glob(pattern, key)
     # Another prefix is another namespace.
     assert not redis_glob(pattern, Keys.pc(QueueContext(queue, prefix="bull")))
+
+
+# -- one list of key names ------------------------------------------------------------
+
+
+def test_every_builder_is_made_from_the_one_list_of_names():
+    import inspect
+
+    from echomq_viz import keys as keys_module
+
+    source = inspect.getsource(keys_module)
+    for key_type in KEY_TYPES:
+        builder = getattr(Keys, key_type)
+        assert builder.__name__ == key_type and key_type in builder.__doc__
+        assert f"def {key_type}(" not in source  # no hand-written copy
+        assert source.count(f'"{key_type}"') == 1  # named once, in KEY_TYPES
+    assert set(Keys.all_types(QueueContext("q"))) == set(KEY_TYPES)
+
+
+# -- the job-id rule, shared with lua/includes/checkJobId.lua ----------------------------
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("a\x85b", r"'\\x85'"),             # NEL: whitespace to Python
+    ("a\x9bb", r"'\\x9b'"),             # a C1 control character
+    ("a\u00a0b", r"'\\xa0'"),           # no-break space
+    ("a\u2028b", r"'\\u2028'"),         # line separator
+    ("a\u3000b", r"'\\u3000'"),         # ideographic space
+    ("a\ud800b", "not UTF-8 encodable"),  # a lone surrogate
+    ("x" * 101, "1..100 characters"),
+])
+def test_validate_job_id_rejects_invisible_and_unencodable_characters(bad, why):
+    with pytest.raises(ValueError, match=why):
+        validate_job_id(bad)
+    with pytest.raises(ValueError, match=why):
+        validate_job_id(bad, existing=True)
+
+
+@pytest.mark.parametrize("good", ["é" * 100, "a\u200bb", "😀", "job-ü"])
+def test_validate_job_id_accepts_other_unicode(good):
+    # Zero-width space and BOM are not whitespace to Python's str.isspace: allowed.
+    assert validate_job_id(good) == good
+
+
+def test_existing_job_ids_may_be_integers_but_never_key_types():
+    assert validate_job_id("17", existing=True) == "17"
+    with pytest.raises(ValueError, match="key type name"):
+        validate_job_id("pc", existing=True)
+    with pytest.raises(TypeError, match="job id must be a str, got int"):
+        validate_job_id(17, existing=True)
+
+
+def test_key_type_refusal_is_one_line_naming_the_valid_choice():
+    with pytest.raises(ValueError) as info:
+        validate_job_id("meta")
+    message = str(info.value)
+    assert len(message.splitlines()) == 1 and "key type name" in message and "prioritized" in message
+
+
+def test_queue_names_refuse_c1_controls_and_lone_surrogates():
+    with pytest.raises(ValueError, match=r"'\\x9b'"):
+        QueueContext("q\x9b")
+    with pytest.raises(ValueError, match="UTF-8"):
+        QueueContext("q\udfff")

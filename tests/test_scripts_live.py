@@ -7,6 +7,7 @@ include itself, executed by Redis.
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 import redis
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from echomq_viz.keys import Keys, QueueContext, key_slot
 from echomq_viz.score import PRIORITY_LIMIT, TIER_SPAN, priority_score, split_score, stored_score
-from echomq_viz.scripts import LUA_DIR, Scripts
+from echomq_viz.scripts import LUA_DIR, MAX_PRIORITY_COUNTER, DrainError, Scripts
 
 BOUNDARY_COUNTERS = (1, 2**31, 2**32 - 1, 2**32, 2**32 + 1)
 live = settings(
@@ -81,6 +82,27 @@ def test_stored_score_matches_redis_past_the_limit(r, priority):
         assert float(reply) == stored_score(priority, counter), counter
     # and the rounding is real: some odd counters share a score with a neighbour
     assert len(set(replies)) < len(replies)
+
+
+def test_the_largest_priority_counter_still_scores_exactly(scripts, ctx, r, keyspace):
+    scripts.set_priority_counter(ctx, MAX_PRIORITY_COUNTER)
+    job_id = scripts.add_prioritized_job(ctx, "last", {}, PRIORITY_LIMIT)
+    assert scripts.priority_counter(ctx) == 2**53 - 1
+    assert r.zscore(Keys.prioritized(ctx), job_id) == priority_score(PRIORITY_LIMIT, 2**53 - 1)
+    # One more INCR would leave the doubles' exact range: refused before any write.
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match=r"0\.\.9007199254740990 \(2\^53 - 2\)"):
+        scripts.add_prioritized_job(ctx, "one too many", {}, 1)
+    assert keyspace() == before
+
+
+def test_past_the_counter_bound_the_lua_counter_part_is_wrong(r):
+    # Why the bound is 2**53 - 2: the Lua holds INCR's reply as a double, so
+    # INCR giving 2**53 + 1 reads as 2**53 and the counter part comes out 0, not 1.
+    r.set("pc", 2**53)
+    score = float(include_probe(r)(keys=["pc", "z"], args=[1, "m"]))
+    assert r.get("pc") == str(2**53 + 1)
+    assert split_score(score) == (1, 0) != (1, (2**53 + 1) % TIER_SPAN)
 
 
 # -- the consume order ------------------------------------------------------------
@@ -268,3 +290,82 @@ def test_pipelined_drain_matches_one_by_one(scripts, ctx, r):
     assert [job.id for job in taken] == expected
     assert not r.exists(Keys.pc(ctx)) and r.llen(Keys.active(ctx)) == 251
     assert scripts.drain(ctx, "t") == []
+
+
+def test_drain_returns_every_job_it_takes_while_others_add_and_consume(redis_server, r, ctx):
+    # A producer adds 3,000 jobs one by one while two consumers drain in
+    # small batches: a job added between two calls of one pipelined batch is
+    # taken (moved to 'active', locked) and must come back to its taker.
+    total = 3000
+    added: list[str] = []
+    taken: dict[str, list[str]] = {"main": [], "second": []}
+    producing = threading.Event()
+    producing.set()
+
+    def produce() -> None:
+        scripts = Scripts(redis_server.client())
+        for i in range(total):
+            added.append(scripts.add_prioritized_job(ctx, "j", {"i": i}, 1 + i % 3))
+        producing.clear()
+
+    def consume(who: str) -> None:
+        scripts = Scripts(redis_server.client())
+        while producing.is_set() or r.zcard(Keys.prioritized(ctx)):
+            taken[who].extend(job.id for job in scripts.drain(ctx, who, batch_size=100))
+
+    threads = [threading.Thread(target=produce), threading.Thread(target=consume, args=("second",))]
+    for thread in threads:
+        thread.start()
+    consume("main")
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    main, second = taken["main"], taken["second"]
+    assert len(added) == total
+    assert len(main) == len(set(main)) and len(second) == len(set(second))
+    assert not set(main) & set(second)  # every job taken by exactly one consumer
+    assert set(main) | set(second) == set(added)
+    assert sorted(r.lrange(Keys.active(ctx), 0, -1)) == sorted(main + second)
+    assert all(r.get(Keys.lock(ctx, job_id)) == "main" for job_id in main[:50])
+
+
+def test_bulk_add_and_drain_survive_a_script_cache_flush(scripts, ctx, r):
+    r.script_flush()
+    ids = scripts.add_prioritized_jobs(ctx, [("j", {}, 1)] * 5, chunk_size=2)
+    r.script_flush()
+    assert [job.id for job in scripts.drain(ctx, "t", batch_size=2)] == ids
+
+
+def test_drain_returns_the_jobs_taken_around_a_refused_call(scripts, ctx, r):
+    # A member whose job hash someone turned into a string: its consume call
+    # fails, the calls before and after it take jobs, and the caller gets them all.
+    ids = scripts.add_prioritized_jobs(ctx, [("j", {}, 1)] * 3 + [("j", {}, 3)] * 3)
+    r.zadd(Keys.prioritized(ctx), {"broken": priority_score(2, 1)})
+    r.set(Keys.job(ctx, "broken"), "not a hash")
+    with pytest.raises(DrainError) as info:
+        scripts.drain(ctx, "t", batch_size=50)
+    assert len(str(info.value).splitlines()) == 1 and "WRONGTYPE" in str(info.value)
+    assert [job.id for job in info.value.jobs] == ids
+    assert set(r.lrange(Keys.active(ctx), 0, -1)) == {*ids, "broken"}
+
+
+def test_data_beyond_ascii_is_stored_as_utf8_json(scripts, ctx, r):
+    data = {"name": "Zoë", "mood": "😀", "quote": "«ok»"}
+    job_id = scripts.add_prioritized_job(ctx, "intl", data, 1)
+    assert r.hget(Keys.job(ctx, job_id), "data") == '{"name":"Zoë","mood":"😀","quote":"«ok»"}'
+    assert scripts.move_to_active(ctx, "t").data == data
+
+
+def test_a_stream_left_with_replies_unread_closes_its_connection(scripts, ctx, r):
+    # An error between sending and reading must not leave replies on a pooled
+    # connection, where the next command would read them as its own.
+    with pytest.raises(RuntimeError):
+        with scripts._stream("moveToActive", ctx) as stream:
+            stream.send([stream.call([Keys.base(ctx), 1, "t", 1000])] * 50)
+            raise RuntimeError("interrupted")
+    assert stream._connection._sock is None
+    with scripts._stream("moveToActive", ctx) as stream:
+        stream.send([stream.call([Keys.base(ctx), 1, "t", 1000])] * 2)
+        assert stream.receive() == [None, None]
+    assert stream._connection._sock is not None  # read to the end: kept open for reuse
+    assert r.get("missing") is None

@@ -8,22 +8,15 @@
   Output:
     nil when all is well, else an error message
 ]]
+--- @include "checkJobId"
+--- @include "checkNotEmpty"
 --- @include "checkTimestamp"
+
 local function checkJobArgs(customId, name, timestamp, data)
-  if customId ~= "" then
-    if string.match(customId, "^%d+$") then
-      return "custom job id must not be a plain integer, got '" .. customId .. "'"
-    end
-    if string.find(customId, "[{}:]") then
-      return "custom job id must not contain '{', '}' or ':', got '" .. customId .. "'"
-    end
-  end
-  if name == nil or name == "" then
-    return "job name must not be empty"
-  end
-  local timestampError = checkTimestamp(timestamp)
-  if timestampError then
-    return timestampError
+  local argError = (customId ~= "" and checkJobId(customId, false)) or
+    checkNotEmpty("job name", name) or checkTimestamp(timestamp)
+  if argError then
+    return argError
   end
   if not pcall(cjson.decode, data or "") then
     return "job data must be a JSON string"

@@ -8,6 +8,8 @@
   Output:
     jobId, jobKey, and true when that job hash exists already
 ]]
+--- @include "emitEvent"
+
 local function nextJobId(idKey, eventsKey, prefix, customId)
   local counter = rcall("INCR", idKey)
   local jobId = customId
@@ -16,8 +18,7 @@ local function nextJobId(idKey, eventsKey, prefix, customId)
   end
   local jobKey = prefix .. jobId
   if rcall("EXISTS", jobKey) == 1 then
-    rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "duplicated",
-      "jobId", jobId)
+    emitEvent(eventsKey, "duplicated", jobId)
     return jobId, jobKey, true
   end
   return jobId, jobKey, false

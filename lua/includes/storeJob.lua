@@ -7,10 +7,11 @@
   Output:
     nothing
 ]]
+--- @include "emitEvent"
+
 local function storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
   local opts = cjson.encode({priority = priority})
   rcall("HSET", jobKey, "name", name, "data", data, "opts", opts,
     "timestamp", timestamp, "delay", 0, "priority", priority)
-  rcall("XADD", eventsKey, "MAXLEN", "~", 10000, "*", "event", "added",
-    "jobId", jobId, "name", name)
+  emitEvent(eventsKey, "added", jobId, "name", name)
 end
