@@ -923,7 +923,7 @@ class InspectorView(_View):
 
     def inspect(self):
         """Read the queue and show the report; returns the :class:`QueueReport`."""
-        from .inspect import inspect_queue
+        from .inspection import inspect_queue
         from .server import connect
 
         with _busy(self.run_button):

@@ -15,8 +15,13 @@ import asyncio
 import hashlib
 import math
 import random
+import select
+import socket
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +29,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from echomq_viz.inspect import QueueReport, decode_scores, inspect_queue
+import echomq_viz
+from echomq_viz.inspection import QueueReport, decode_scores, inspect_queue
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.score import PRIORITY_LIMIT, priority_scores_array, stored_score
 
@@ -49,6 +55,11 @@ def line(report: QueueReport, start: str) -> str:
     hits = [f for f in report.findings if f.startswith(start)]
     assert len(hits) == 1, f"expected one finding starting {start!r}, got {report.findings}"
     return hits[0]
+
+
+def codes(report: QueueReport) -> list[str]:
+    """The findings' codes, in the report's order."""
+    return [getattr(f, "code", f) for f in report.findings]
 
 
 def expected_order(priorities: list[int]) -> list[int]:
@@ -501,3 +512,143 @@ def test_keys_of_the_wrong_type_are_refused(r):
     r.set("emq:{odd}:pc", "twelve")
     with pytest.raises(ValueError, match=r"emq:\{odd\}:pc holds 'twelve', not an integer"):
         inspect_queue(r, "{odd}")
+
+
+# -- member bytes that are not UTF-8 ---------------------------------------------------------
+
+
+def test_non_utf8_member_is_a_finding_not_a_crash(r, redis_server, ctx):
+    base = Keys.base(ctx).encode()
+    raw = redis_server.client(decode_responses=False)
+    try:
+        raw.zadd(base + b"prioritized", {b"\xff\xfe": 1 * SPAN + 1, b"ok": 1 * SPAN + 2})
+        raw.hset(base + b"\xff\xfe", "priority", "1")  # its hash, found by the member's bytes
+        raw.hset(base + b"ok", "priority", b"\xfe")  # a priority field that is not UTF-8 either
+        raw.set(base + b"pc", 2)
+        for client in (r, raw):  # a decoding client used to raise UnicodeDecodeError
+            report = inspect_queue(client, ctx)
+            assert list(report.job_ids) == ["\\xff\\xfe", "ok"]
+            assert report.counters.tolist() == [1, 2]
+            assert codes(report) == ["non-utf8-id", "priority-mismatch"]
+            assert report.findings[0].examples == ("\\xff\\xfe",)
+            assert [(m.job_id, m.stored) for m in report.priority_mismatches] == [("ok", "\\xfe")]
+    finally:
+        raw.close()
+
+
+# -- module layout ---------------------------------------------------------------------------
+
+
+def test_no_module_shadows_the_standard_library():
+    """A module named like a stdlib one (inspect.py) is imported instead of it
+    when a file of the package runs as a script: dataclasses then crashed."""
+    package = Path(echomq_viz.__file__).parent
+    assert {p.stem for p in package.glob("*.py")} & sys.stdlib_module_names == set()
+    run = subprocess.run([sys.executable, str(package / "score.py")], cwd=package.parent,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+# -- the inspector view: who may point it where ------------------------------------------------
+
+
+@pytest.fixture
+def listener():
+    """A TCP port that listens but is not Redis: shows whether anyone connected."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        sock.setblocking(False)
+        yield sock
+
+
+def accepted(sock: socket.socket) -> bool:
+    ready, _, _ = select.select([sock], [], [], 0.2)
+    return bool(ready)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def own_mode(monkeypatch, redis_server):
+    """The view as `echomq-viz app` runs it: visitors, and only the app's Redis."""
+    monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", "own")
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    return redis_server.url
+
+
+def test_app_mode_inspects_only_its_own_redis_and_never_connects_elsewhere(
+        own_mode, scripts, ctx, listener, tmp_path):
+    from echomq_viz.widgets import InspectorView
+
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1), ("b", {}, 2)])
+    view = InspectorView(queue=tagged(ctx))
+    assert view.url.disabled and view.url.value == ""
+    assert view.inspect().total == 2  # the app's own Redis (REDIS_URL)
+
+    other = tmp_path / "other.sock"
+    texts = []
+    for url in (f"redis://127.0.0.1:{listener.getsockname()[1]}/0", f"redis://127.0.0.1:{closed_port()}/0",
+                f"unix://{other}", own_mode + "&x=1", "redis://user:pw@example.invalid:6379/0"):
+        view.url.value = url  # a visitor's browser can still send a value to a disabled box
+        view.report = None
+        view._on_run()
+        texts.append(view.status.text)
+        assert view.report is None
+    assert not accepted(listener), "the view connected to a URL it must refuse"
+    assert len(set(texts)) == 1, texts  # open, closed, socket: one answer, no port scan
+    assert texts[0].startswith("error: PermissionError: ") and len(texts[0].splitlines()) == 1
+    assert "pw" not in texts[0] and "127.0.0.1" not in texts[0]
+
+
+@pytest.mark.parametrize("mode", ["any", None])
+def test_lab_mode_may_inspect_any_url(monkeypatch, mode, redis_server, scripts, ctx):
+    from echomq_viz.widgets import InspectorView
+
+    if mode is None:
+        monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    else:
+        monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
+    view = InspectorView(redis_server.url, queue=tagged(ctx))
+    assert not view.url.disabled
+    assert view.inspect().total == 1
+
+
+@pytest.mark.parametrize("url", [
+    "redis://someone:s3cr3t-pw@127.0.0.1:{port}/0",
+    "redis://:s3cr3t-pw@127.0.0.1:{port}/0",
+    "unix:///nowhere/redis.sock?db=0&password=s3cr3t-pw",
+    "rediss://someone:s3cr3t-pw@127.0.0.1:{port}/0",
+])
+def test_view_errors_never_show_a_password(monkeypatch, url):
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    view = InspectorView(url.format(port=closed_port()), queue="{q}")
+    view._on_run()
+    assert view.status.text.startswith("error: ") and "s3cr3t" not in view.status.text
+    assert "s3cr3t" not in view.status.widget.value
+
+
+def test_view_works_for_a_read_only_acl_user(monkeypatch, r, redis_server, scripts, ctx):
+    """``+@read -@write`` has no PING: connecting must not need it."""
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 3), ("b", {}, 1)])
+    user = "echomq-viz-view-reader"
+    r.acl_setuser(user, enabled=True, reset=True, passwords=["+view-secret"], keys=["*"],
+                  commands=["+@read", "-@write"])
+    try:
+        url = redis_server.url.replace("unix://", f"unix://{user}:view-secret@", 1)
+        view = InspectorView(url, queue=tagged(ctx))
+        view._on_run()
+        assert view.status.text == "" and view.report.total == 2
+    finally:
+        r.acl_deluser(user)
