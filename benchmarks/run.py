@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # everything it can measure here
     python benchmarks/run.py --quick    # smaller sizes, for a smoke run
+    python benchmarks/run.py --only inspect   # one part; the others keep their figures
 
 Prints a table and writes benchmarks/results.json. A figure that cannot be
 measured here (no redis-benchmark, no Chromium) is written as null with the
@@ -171,6 +172,72 @@ def bench_bands(jobs: int) -> dict:
             "bands_1m_draw_s": round(draw_s, 3)}
 
 
+# -- the read-only inspector on a million jobs ---------------------------------------------------
+
+
+GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=", 5)})
+
+
+def _inspector_commands(admin, name: str) -> list[dict]:
+    """The SLOWLOG entries of the client called ``name``, then an emptied log."""
+    entries = [e for e in admin.slowlog_get(100_000) if e.get("client_name") == name.encode()]
+    admin.slowlog_reset()
+    return entries
+
+
+def bench_inspect(jobs: int) -> dict:
+    """Reading ``jobs`` scores with inspect_queue (median of three runs) and
+    the slowest single command it sends, in server time from SLOWLOG on this
+    private server: every command while the scores are read
+    (slowlog-log-slower-than 0), those over 0.1 ms during a full read that
+    also fetches every job hash's priority (a million log entries would not fit)."""
+    from echomq_viz.inspection import inspect_queue
+
+    name = "bench-inspector"
+    with RedisServer() as server:
+        admin = server.client(decode_responses=False)
+        base = b"emq:{bench-inspect}:"
+        priorities = np.random.default_rng(5).integers(1, 9, jobs)
+        scores = priority_scores_array(priorities, np.arange(1, jobs + 1))
+        for start in range(0, jobs, 20_000):
+            with admin.pipeline(transaction=False) as pipe:
+                stop = min(start + 20_000, jobs)
+                pipe.zadd(base + b"prioritized", {str(k + 1).encode(): int(scores[k]) for k in range(start, stop)})
+                for k in range(start, stop):
+                    pipe.hset(base + str(k + 1).encode(), "priority", int(priorities[k]))
+                pipe.execute()
+        admin.set(base + b"pc", jobs)
+        reader = server.client(client_name=name)
+        admin.config_set("slowlog-max-len", 100_000)
+        admin.config_set("slowlog-log-slower-than", 0)
+        admin.slowlog_reset()
+        runs, logged = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            report = inspect_queue(reader, "{bench-inspect}", check_jobs=False)
+            runs.append(time.perf_counter() - start)
+            logged.append(_inspector_commands(admin, name))
+        assert report.total == jobs and report.clean, report.summary()
+        admin.config_set("slowlog-log-slower-than", 100)
+        start = time.perf_counter()
+        full = inspect_queue(reader, "{bench-inspect}")
+        full_s = time.perf_counter() - start
+        assert full.checked_jobs and full.clean, full.summary()
+        logged.append(_inspector_commands(admin, name))
+        reader.close()
+    every = [e for run in logged for e in run]
+    slowest = max(every, key=lambda e: e["duration"])
+    return {"inspect_jobs": jobs, "inspect_1m_read_s": round(float(np.median(runs)), 3),
+            "inspect_1m_read_commands": len(logged[0]), "inspect_1m_full_s": round(full_s, 2),
+            "inspect_max_command_ms": round(slowest["duration"] / 1000, 2),
+            "inspect_command_p99_ms": round(percentile([e["duration"] for e in logged[0]], 99) / 1000, 2),
+            "inspect_slowest_command": slowest["command"].decode(errors="replace").split()[0],
+            "inspect_load_average": round(os.getloadavg()[0], 2),
+            "inspect_note": "command times are server time from SLOWLOG (slowlog-log-slower-than 0 "
+                            "while reading the scores, 100 us while reading the job hashes too); "
+                            "a busy machine (load average) inflates both"}
+
+
 # -- the browser: keypress to readout and to figure ----------------------------------------
 
 
@@ -278,28 +345,41 @@ def bench_test_suite() -> dict:
             "test_suite_exit": run.returncode}
 
 
+SECTIONS = ["slider", "scores", "redis", "bands", "inspect", "browser", "tests"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["slider", "browser", "redis", "bands", "tests"],
-                        help="parts to leave out")
+    parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS, help="parts to leave out")
+    parser.add_argument("--only", nargs="*", default=[], choices=SECTIONS,
+                        help="run only these parts; results.json keeps the other parts' figures")
     args = parser.parse_args()
+    if args.only:
+        args.skip = [section for section in SECTIONS if section not in args.only]
     quick = args.quick
     results: dict = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpu",
                      "python": platform.python_version(), "quick": quick,
                      "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if "slider" not in args.skip:
         results.update(bench_slider(60 if quick else 300))
-    results.update(bench_scores(1_000_000 if quick else 10_000_000))
+    if "scores" not in args.skip:
+        results.update(bench_scores(1_000_000 if quick else 10_000_000))
     if "redis" not in args.skip:
         results.update(bench_redis(10_000 if quick else 100_000))
     if "bands" not in args.skip:
         results.update(bench_bands(50_000 if quick else 1_000_000))
+    if "inspect" not in args.skip:
+        results.update(bench_inspect(100_000 if quick else 1_000_000))
     if "browser" not in args.skip:
         results.update(bench_browser(10 if quick else 40))
     if "tests" not in args.skip:
         results.update(bench_test_suite())
     out = Path(__file__).with_name("results.json")
+    if args.only and out.exists():  # the full run's figures and metadata stay; say what changed when
+        fresh = {k: v for k, v in results.items() if k not in ("machine", "python", "quick", "when")}
+        results = {**json.loads(out.read_text()), **fresh,
+                   "updated": f"{results['when']}: {' '.join(args.only)}{' (quick)' if quick else ''}"}
     out.write_text(json.dumps(results, indent=2) + "\n")
     width = max(len(k) for k in results)
     for key, value in results.items():
