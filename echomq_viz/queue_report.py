@@ -80,7 +80,7 @@ class PriorityMismatch:
 
 @dataclass(frozen=True, eq=False)
 class QueueReport:
-    """What :func:`inspect_queue` read, decoded. Arrays are read-only and in
+    """What :func:`~echomq_viz.inspection.inspect_queue` read, decoded. Arrays are read-only and in
     pop order (score, then member bytes), index ``i`` describing one job:
     ``job_ids`` (str, ``\\x`` escapes for bytes that are not UTF-8),
     ``scores`` (float64), ``tiers`` and ``counters`` (int64, exact).
@@ -215,11 +215,12 @@ def _examples(ids: Sequence[str] | np.ndarray) -> str:
     return shown + (f" and {len(ids) - EXAMPLES:,} more" if len(ids) > EXAMPLES else "")
 
 
-def _jobs(code: str, severity: str, ids: Sequence[str] | np.ndarray, what: str) -> Finding | None:
-    """A finding about some jobs: ``"<what>: <n> jobs, e.g. ..."``; None without any."""
+def _jobs(code: str, severity: str, ids: Sequence[str] | np.ndarray, what: str,
+          detail: str = "") -> Finding | None:
+    """A finding about some jobs, ``"<what>: <n> jobs[<detail>:], e.g. ..."``; None without any."""
     if not len(ids):
         return None
-    message = f"{what}: {_count(len(ids), 'job')}, e.g. {_examples(ids)}"
+    message = f"{what}: {_count(len(ids), 'job')}{detail + ':' if detail else ','} e.g. {_examples(ids)}"
     return Finding(code, severity, len(ids), message, tuple(str(i) for i in ids[:EXAMPLES]))
 
 
@@ -243,9 +244,8 @@ def _above_limit(r: QueueReport) -> Finding | None:
         return None
     lo, hi = int(r.tiers[over].min()), int(r.tiers[over].max())
     where = f"tier {lo:,}" if lo == hi else f"tiers {lo:,}..{hi:,}"
-    return _jobs("above-limit", "error", r.job_ids[over],
-                 f"priority above {PRIORITY_LIMIT:,} (2**21 - 1) in {where}: scores past 2**53 are "
-                 "rounded, so arrival order is lost")
+    return _jobs("above-limit", "error", r.job_ids[over], f"priority above {PRIORITY_LIMIT:,} (2**21 - 1)",
+                 f" in {where}; their scores pass 2**53 and are rounded, so arrival order is lost")
 
 
 def _equal_scores(r: QueueReport) -> Finding | None:
@@ -303,8 +303,8 @@ def _ahead_of_pc(r: QueueReport) -> Finding | None:
     else:
         cause = f"pc = {r.pc:,} was reset or lowered while they wait"
     return _jobs("counter-ahead-of-pc", "error", r.job_ids[r.ahead_of_pc & ~r.irregular],
-                 f"counters above pc mod 2**32 = {r.pc_counter or 0:,} ({cause}; newer jobs get smaller "
-                 "counters and overtake them in their tier)")
+                 f"counters above pc mod 2**32 = {r.pc_counter or 0:,}",
+                 f"; {cause}; newer jobs get smaller counters and overtake them in their tier")
 
 
 def _wrap_ahead(r: QueueReport) -> Finding | None:
