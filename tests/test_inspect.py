@@ -651,6 +651,21 @@ def test_view_errors_never_show_a_password(monkeypatch, url):
     assert "s3cr3t" not in view.status.widget.value
 
 
+@pytest.mark.parametrize("mode", ["own", "0wn"])  # a value it does not know counts as own
+def test_app_mode_shows_neither_the_apps_url_nor_its_password(monkeypatch, mode):
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
+    monkeypatch.setenv("REDIS_URL", f"redis://app:s3cr3t-pw@127.0.0.1:{closed_port()}/0")
+    view = InspectorView(queue="{q}")
+    assert view.url.disabled and view.url.value == ""
+    view._on_run()  # the app's own Redis is down
+    assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis")
+    assert "s3cr3t" not in view.status.text + view.status.widget.value
+    mine = InspectorView(f"redis://me:my-s3cr3t@127.0.0.1:{closed_port()}/0", queue="{q}")
+    assert mine.url.disabled and "s3cr3t" not in mine.url.value  # a notebook's URL, masked
+
+
 def test_view_works_for_a_read_only_acl_user(monkeypatch, r, redis_server, scripts, ctx):
     """``+@read -@write`` has no PING: connecting must not need it."""
     from echomq_viz.widgets import InspectorView
