@@ -6,7 +6,8 @@ tiers, counters and orders are derived from the inputs here, with plain
 Python ints, not from :mod:`echomq_viz.score` (whose ``stored_score`` is only
 used to write the doubles Lua would, and is itself checked against the rule
 from PROTOCOL.md). The 100,000-job test runs as an ACL user limited to read
-commands and proves the server saw no write at all.
+commands and proves the server saw no write at all. The last tests cover the
+inspector's view: where an app visitor may point it, and what its errors show.
 """
 
 from __future__ import annotations
