@@ -1,8 +1,8 @@
 """Measure what a person waits for, in one run on this machine.
 
-    python benchmarks/run.py                 # everything it can measure here
-    python benchmarks/run.py --quick         # smaller sizes, for a smoke run
-    python benchmarks/run.py --only redis    # some parts only: printed, results.json untouched
+    python benchmarks/run.py                  # everything it can measure here
+    python benchmarks/run.py --quick          # smaller sizes, for a smoke run
+    python benchmarks/run.py --only inspect   # some parts (comma-separated); results.json keeps the rest
 
 Prints a table and writes benchmarks/results.json. A figure that cannot be
 measured here (no redis-benchmark, no Chromium) is written as null with the
@@ -33,6 +33,8 @@ from echomq_viz.live import Demo  # noqa: E402
 from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
 from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer  # noqa: E402
+
+from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -172,6 +174,79 @@ def bench_bands(jobs: int) -> dict:
             "bands_1m_draw_s": round(draw_s, 3)}
 
 
+# -- the read-only inspector on a million jobs ---------------------------------------------------
+
+
+GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=", 5)})
+GOALS.update(CLASSROOM_GOALS)
+
+
+def _inspector_commands(admin, name: str) -> dict[bytes, int]:
+    """Server time (us) of each command the client called ``name`` sent, from
+    SLOWLOG, which is emptied. Each command's text is unique in one read."""
+    entries = admin.slowlog_get(100_000)
+    admin.slowlog_reset()
+    return {e["command"]: e["duration"] for e in entries if e.get("client_name") == name.encode()}
+
+
+def bench_inspect(jobs: int) -> dict:
+    """Reading ``jobs`` scores with inspect_queue (median of three runs), and
+    the slowest command it sends, in server time from SLOWLOG on a private
+    server: every command while only the scores are read
+    (slowlog-log-slower-than 0), and those over 0.1 ms in two full reads that
+    also fetch every job hash (a million log entries would not fit). The
+    other work on a shared machine may stall the server in any one command,
+    so a command's time is its least over the runs; the raw maximum is kept
+    beside it."""
+    from echomq_viz.inspection import inspect_queue
+
+    name = "bench-inspector"
+    with RedisServer() as server:
+        admin = server.client(decode_responses=False)
+        base = b"emq:{bench-inspect}:"
+        priorities = np.random.default_rng(5).integers(1, 9, jobs)
+        scores = priority_scores_array(priorities, np.arange(1, jobs + 1))
+        for start in range(0, jobs, 20_000):
+            with admin.pipeline(transaction=False) as pipe:
+                stop = min(start + 20_000, jobs)
+                pipe.zadd(base + b"prioritized", {str(k + 1).encode(): int(scores[k]) for k in range(start, stop)})
+                for k in range(start, stop):
+                    pipe.hset(base + str(k + 1).encode(), "priority", int(priorities[k]))
+                pipe.execute()
+        admin.set(base + b"pc", jobs)
+        reader = server.client(client_name=name)
+        admin.config_set("slowlog-max-len", 100_000)
+        for threshold_us, runs, check_jobs in ((0, 3, False), (100, 2, True)):
+            admin.config_set("slowlog-log-slower-than", threshold_us)
+            admin.slowlog_reset()
+            times, logs = [], []
+            for _ in range(runs):
+                start = time.perf_counter()
+                report = inspect_queue(reader, "{bench-inspect}", check_jobs=check_jobs)
+                times.append(time.perf_counter() - start)
+                logs.append(_inspector_commands(admin, name))
+                assert report.total == jobs and report.clean, report.summary()
+            if not check_jobs:
+                read_s, read_logs = float(np.median(times)), logs
+            else:
+                full_s, full_logs = float(np.median(times)), logs
+        reader.close()
+    # A command missing from a run's log took less than that run's threshold there.
+    least = {cmd: min(log.get(cmd, 0) for log in logs)
+             for logs in (read_logs, full_logs) for cmd in set().union(*logs)}
+    slowest = max(least, key=least.get)
+    raw_max = max(d for logs in (read_logs, full_logs) for log in logs for d in log.values())
+    return {"inspect_jobs": jobs, "inspect_1m_read_s": round(read_s, 3),
+            "inspect_1m_read_commands": len(read_logs[-1]), "inspect_1m_full_s": round(full_s, 2),
+            "inspect_max_command_ms": round(least[slowest] / 1000, 2),
+            "inspect_slowest_command": slowest.decode(errors="replace").split()[0],
+            "inspect_command_p99_ms": round(percentile(list(read_logs[0].values()), 99) / 1000, 2),
+            "inspect_max_command_raw_ms": round(raw_max / 1000, 2),
+            "inspect_load_average": round(os.getloadavg()[0], 2),
+            "inspect_note": "server time from SLOWLOG, each command's least over the runs (raw: the "
+                            "largest single time seen, stalls by other work on the machine included)"}
+
+
 # -- the browser: keypress to readout and to figure ----------------------------------------
 
 
@@ -279,7 +354,7 @@ def bench_test_suite() -> dict:
             "test_suite_exit": run.returncode}
 
 
-PARTS = ["slider", "scores", "redis", "bands", "browser", "tests"]
+PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "browser", "tests"]
 _ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
 
 
@@ -296,8 +371,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--skip", nargs="*", default=[], choices=PARTS, help="parts to leave out")
     parser.add_argument("--only", type=_parts, default=None,
-                        help="comma-separated parts to run, e.g. 'add,drain' (the same part as 'redis'); "
-                             "prints them without writing results.json")
+                        help="comma-separated parts to run, e.g. 'inspect' or 'add,drain' (the same "
+                             "part as 'redis'); results.json keeps the other parts' figures")
     args = parser.parse_args()
     if args.only is not None:
         args.skip = [part for part in PARTS if part not in args.only]
@@ -313,13 +388,20 @@ def main() -> int:
         results.update(bench_redis(10_000 if quick else 100_000))
     if "bands" not in args.skip:
         results.update(bench_bands(50_000 if quick else 1_000_000))
+    if "inspect" not in args.skip:
+        results.update(bench_inspect(100_000 if quick else 1_000_000))
+    if "classroom" not in args.skip:
+        results.update(bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40], 10 if quick else 20))
     if "browser" not in args.skip:
         results.update(bench_browser(10 if quick else 40))
     if "tests" not in args.skip:
         results.update(bench_test_suite())
     out = Path(__file__).with_name("results.json")
-    if args.only is None:
-        out.write_text(json.dumps(results, indent=2) + "\n")
+    if args.only is not None and out.exists():  # the full run's figures stay; say what changed when
+        fresh = {k: v for k, v in results.items() if k not in ("machine", "python", "quick", "when")}
+        results = {**json.loads(out.read_text()), **fresh,
+                   "updated": f"{results['when']}: {' '.join(args.only)}{' (quick)' if quick else ''}"}
+    out.write_text(json.dumps(results, indent=2) + "\n")
     width = max(len(k) for k in results)
     for key, value in results.items():
         goal = GOALS.get(key)
@@ -330,9 +412,10 @@ def main() -> int:
             verdict = f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
         elif goal:
             verdict = "  not measured here"
+        if key == "classroom_steps":  # one row per ramp step: classroom.py prints them as a table
+            continue
         print(f"{key:<{width}}  {value}{verdict}")
-    if args.only is None:
-        print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {out.relative_to(ROOT)}")
     return 0
 
 

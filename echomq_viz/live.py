@@ -21,7 +21,8 @@ from typing import Sequence
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
 from .owners import DEMO_PREFIX, OWNER_MARK, check_client, claim, clean_orphans
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
-from .scripts import Job, Scripts, _encode_data, _non_empty_str, validate_priority
+from .scripts import Job, Scripts, _encode_data, validate_priority
+from .scripts import _text as _non_empty_str
 from .server import connect
 
 __all__ = [

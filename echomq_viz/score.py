@@ -52,6 +52,7 @@ __all__ = [
     "tier_bounds",
     "priority_scores_array",
     "split_scores_array",
+    "equal_score_groups",
 ]
 
 TIER_SPAN = 0x100000000  # 2**32: one priority step, the width of one tier
@@ -227,3 +228,21 @@ def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"scores must be in 0..{MAX_SCORE:_} (2**53 - 1)")
     s = arr.astype(np.uint64)
     return s >> np.uint64(32), s & np.uint64(COUNTER_MASK)
+
+
+def equal_score_groups(scores: object) -> list[np.ndarray]:
+    """Indices of the scores that share one value: an index array for each
+    value held two or more times, by ascending score, indices ascending.
+
+    Redis orders equal scores by member bytes, not by arrival, so these are
+    the jobs whose order the score alone does not fix.
+    """
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    order = np.argsort(s, kind="stable")  # sorted input (a read set): linear time
+    ordered = s[order]
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return []
+    edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1
+    return [order[a:b] for a, b in zip(starts.tolist(), ends.tolist())]

@@ -29,7 +29,8 @@ from matplotlib.figure import Figure
 from . import plots
 from .live import Comparison, Demo, seeded_priorities
 from .live import checked_int as _int_in, checked_job as _job_pair  # one check for Demo and views
-from .score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, split_score, stored_score
+from .score import (COUNTER_MASK, TIER_SPAN, equal_score_groups, is_exact, priority_score, split_score,
+                    stored_score)
 from .scripts import LUA_DIR, Job, resolve_includes, validate_priority
 
 __all__ = [
@@ -702,14 +703,6 @@ FRONTIER_PRIORITIES = (
 )
 
 
-def _collision_groups(scores: Sequence[float], labels: Sequence[object]) -> list[list[object]]:
-    """Labels grouped by equal score, only the groups of two or more."""
-    groups: dict[float, list[object]] = {}
-    for score, label in zip(scores, labels):
-        groups.setdefault(score, []).append(label)
-    return [members for members in groups.values() if len(members) > 1]
-
-
 class FrontierView(_View):
     """A priority slider across the 2**21 - 1 line that marks which of 16
     consecutive counters keep an exact score; with a demo, the same 16 jobs
@@ -758,7 +751,8 @@ class FrontierView(_View):
         p = self.priority.value
         stored = [stored_score(p, c) for c in self.counters]
         rounded = [c for c, s in zip(self.counters, stored) if not is_exact(p, c)]
-        groups = _collision_groups(stored, list(self.counters))
+        labels = list(self.counters)
+        groups = [[labels[i] for i in group] for group in equal_score_groups(stored)]
         lines = [f"priority {p:,}: scores {'exact' if not rounded else 'ROUNDED for counters ' + ', '.join(map(str, rounded))}"]
         lines += [f"counters {', '.join(map(str, g))} share the score {int(stored_score(p, g[0])):,}"
                   for g in groups]
@@ -863,23 +857,39 @@ class WrapView(_View):
 
 
 class InspectorView(_View):
-    """Point at any Redis, prefix and queue; read its prioritized set (read
+    """Point at a Redis, prefix and queue; read its prioritized set (read
     commands only), draw the jobs in their tier bands and list what is wrong.
+
+    ``ECHOMQ_VIZ_INSPECT`` says where it may connect. ``any``, or unset
+    (JupyterLab: one person at one desk), allows any URL. ``own``, set by
+    ``echomq-viz app``, whose visitors must not make the server reach other
+    hosts, ports or sockets, disables the URL box and refuses every URL but the
+    app's own (``REDIS_URL``) before any connection; any other value counts as
+    ``own``. Errors shown never include a password.
 
     :param url: a Redis URL; empty for ``REDIS_URL`` or the embedded server.
     :param queue: the queue name as it appears in the keys (``{Q}`` for EchoMQ).
     :param tiers: how many tiers (from 1) the figure draws.
     """
 
+    MODE_ENV = "ECHOMQ_VIZ_INSPECT"
+
     def __init__(self, url: str = "", *, prefix: str = "emq", queue: str = "", tiers: int = 8) -> None:
+        import os
+
         for what, value in (("url", url), ("prefix", prefix), ("queue", queue)):
             if not isinstance(value, str):
                 raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
         self.status = _Status()
         self.report = None
         self.tiers = _int_in("tiers", tiers, 1, 20)
-        self.url = w.Text(value=url, description="Redis URL", placeholder="REDIS_URL or the embedded server",
-                          style=_SLIDER_STYLE, layout=_WIDE)
+        self.own_only = os.environ.get(self.MODE_ENV, "any") not in ("any", "")
+        shown = url
+        if self.own_only:  # visitors see neither the app's URL nor a password
+            shown = "" if self._is_own(url) else self._redacted(url)
+        self.url = w.Text(value=shown, description="Redis URL", disabled=self.own_only, style=_SLIDER_STYLE,
+                          placeholder="this app's own Redis" if self.own_only else "REDIS_URL or the embedded server",
+                          layout=_WIDE)
         self.prefix = w.Text(value=prefix, description="prefix", style=_SLIDER_STYLE)
         self.queue = w.Text(value=queue, description="queue", placeholder="{orders}", style=_SLIDER_STYLE)
         self.run_button = w.Button(description="Inspect (read-only)", icon="search", button_style="primary",
@@ -896,24 +906,64 @@ class InspectorView(_View):
     def __repr__(self) -> str:
         return f"InspectorView(prefix={self.prefix.value!r}, queue={self.queue.value!r})"
 
+    @staticmethod
+    def _is_own(url: str) -> bool:
+        import os
+
+        from .server import ENV_URL
+
+        return url.strip() in ("", os.environ.get(ENV_URL, "").strip())
+
+    @staticmethod
+    def _redacted(text: str) -> str:
+        """``text`` with the user info of every URL and every ``password=`` masked."""
+        import re
+
+        return re.sub(r"(?i)(?<=://)[^\s@]*@|(?<=password=)[^&\s'\"]+",
+                      lambda m: "***@" if m.group().endswith("@") else "***", text)
+
     @_guarded
     def _on_run(self, button=None) -> None:
         self.status.clear()
         self.inspect()
 
     def _progress(self, done: int, total: int) -> None:
-        self.progress.max = max(total, 1)
-        self.progress.value = done
+        # About a hundred updates sent to the browser, however many chunks.
+        if done >= total or done - self.progress.value >= max(total // 100, 1):
+            self.progress.max = max(total, 1)
+            self.progress.value = done
+
+    def _connect(self):
+        """A client for the URL in the box, or a refusal before any connection."""
+        from .server import connect
+
+        url = self.url.value.strip()  # the box is disabled in own mode, but a crafted message can still set it
+        if self.own_only and not self._is_own(url):
+            raise PermissionError(f"this app inspects only its own Redis, no other URL ({self.MODE_ENV}=own)")
+        return connect(url or None)
 
     def inspect(self):
         """Read the queue and show the report; returns the :class:`QueueReport`."""
-        from .inspect import inspect_queue
-        from .server import connect
+        from .inspection import inspect_queue
 
-        with _busy(self.run_button):
-            client = connect(self.url.value.strip() or None)
-            report = inspect_queue(client, self.queue.value.strip(), self.prefix.value.strip(),
-                                   progress=self._progress)
+        try:
+            with _busy(self.run_button):
+                self.progress.value = 0
+                client = self._connect()
+                try:
+                    report = inspect_queue(client, self.queue.value.strip(), self.prefix.value.strip(),
+                                           progress=self._progress)
+                finally:
+                    client.close()
+        except Exception as exc:
+            text = self._redacted(str(exc))
+            if text == str(exc):
+                raise
+            try:
+                clean = type(exc)(text)
+            except Exception:  # an exception type that wants other arguments
+                clean = RuntimeError(text)
+            raise clean from None  # the chained original would show the password again
         self.report = report
         shown = report.plottable & (report.tiers >= 1) & (report.tiers <= self.tiers)
         plots.update_bands(self.bands, report.scores[shown], self.tiers)

@@ -15,7 +15,7 @@ import redis
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from echomq_viz.inspect import inspect_queue
+from echomq_viz.inspection import inspect_queue
 from echomq_viz.keys import KEY_TYPES, Keys, QueueContext, validate_job_id
 from echomq_viz.scripts import Scripts
 

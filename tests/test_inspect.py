@@ -6,17 +6,24 @@ tiers, counters and orders are derived from the inputs here, with plain
 Python ints, not from :mod:`echomq_viz.score` (whose ``stored_score`` is only
 used to write the doubles Lua would, and is itself checked against the rule
 from PROTOCOL.md). The 100,000-job test runs as an ACL user limited to read
-commands and proves the server saw no write at all.
+commands and proves the server saw no write at all. The last tests cover the
+inspector's view: where an app visitor may point it, and what its errors show.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import math
 import random
+import select
+import socket
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,9 +31,10 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from echomq_viz.inspect import QueueReport, decode_scores, inspect_queue
+import echomq_viz
+from echomq_viz.inspection import CHUNK_SIZE, Finding, QueueReport, decode_scores, inspect_queue
 from echomq_viz.keys import Keys, QueueContext
-from echomq_viz.score import PRIORITY_LIMIT, priority_scores_array, stored_score
+from echomq_viz.score import PRIORITY_LIMIT, equal_score_groups, priority_scores_array, stored_score
 
 from conftest import bullmq, require_bullmq
 
@@ -44,10 +52,15 @@ def tagged(ctx: QueueContext) -> str:
     return "{" + ctx.queue + "}"
 
 
-def line(report: QueueReport, start: str) -> str:
-    """The one finding that starts with ``start``."""
-    hits = [f for f in report.findings if f.startswith(start)]
-    assert len(hits) == 1, f"expected one finding starting {start!r}, got {report.findings}"
+def codes(report: QueueReport) -> list[str]:
+    """The findings' codes, in the report's order."""
+    return [f.code for f in report.findings]
+
+
+def finding(report: QueueReport, code: str) -> Finding:
+    """The one finding with this code."""
+    hits = [f for f in report.findings if f.code == code]
+    assert len(hits) == 1, f"expected one {code!r} finding, got {codes(report)}"
     return hits[0]
 
 
@@ -87,7 +100,7 @@ def test_clean_queue_from_our_scripts_decodes_exactly(r, scripts, ctx, redis_ser
     assert (report.total, report.wait_length, report.pc) == (60, 1, 60)
     assert report.max_tier == PRIORITY_LIMIT
     assert report.keys["prioritized"] == Keys.prioritized(ctx) and report.keys["pc"] == Keys.pc(ctx)
-    assert report.findings == [] and report.clean
+    assert report.findings == () and report.clean
     assert report.collisions == () and report.priority_mismatches == () and report.missing_priority == ()
     assert calls == [(d, 60) for d in (7, 14, 21, 28, 35, 42, 49, 56, 60)]
 
@@ -97,17 +110,20 @@ def test_clean_queue_from_our_scripts_decodes_exactly(r, scripts, ctx, redis_ser
     assert f"pc: 60 (counter 60; {SPAN - 60:,} adds until it wraps to 0)" in summary
     assert summary == inspect_queue(r, tagged(ctx)).summary()  # deterministic
 
-    # The same queue through a QueueContext, and through a client returning bytes.
+    # The same queue through a QueueContext, a client returning bytes, and one on RESP2
+    # (flat replies with scores as text, where RESP3 sends [member, double] pairs).
     via_ctx = inspect_queue(r, ctx)
-    raw = redis_server.client(decode_responses=False)
+    raw, resp2 = redis_server.client(decode_responses=False), redis_server.client(protocol=2)
     try:
         via_bytes = inspect_queue(raw, tagged(ctx), chunk_size=11)
+        via_resp2 = inspect_queue(resp2, tagged(ctx), chunk_size=np.int64(11))
     finally:
         raw.close()
-    for other in (via_ctx, via_bytes):
+        resp2.close()
+    for other in (via_ctx, via_bytes, via_resp2):
         assert list(other.job_ids) == list(report.job_ids)
         assert np.array_equal(other.scores, report.scores)
-        assert other.findings == []
+        assert other.findings == ()
 
 
 def test_report_arrays_are_read_only(r, scripts, ctx):
@@ -118,6 +134,8 @@ def test_report_arrays_are_read_only(r, scripts, ctx):
             arr[0] = arr[1]
     with pytest.raises(TypeError):
         report.tier_counts[1] = 5  # a read-only mapping
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.findings = ()  # evaluated once, when the report was made
 
 
 def test_equal_score_run_longer_than_a_chunk_is_read_once(r, ctx):
@@ -175,10 +193,12 @@ def test_priority_above_the_limit_is_flagged_with_its_collisions(r, ctx):
     assert not report.plottable.any()  # past MAX_SCORE: update_bands would refuse them
     groups = [(c.job_ids, c.fifo_broken) for c in report.collisions]
     assert groups == [(("3", "4", "5"), False), (("7", "8"), False)]
-    assert line(report, "priority above 2,097,151 (2**21 - 1): 8 jobs in tier 2,097,152;")
-    shared = line(report, "equal scores: 2 scores shared by 5 jobs;")
-    assert f"score {2**53 + 4:,} holds '3', '4', '5'" in shared
-    assert len(report.findings) == 2, report.findings  # ids in order here: no FIFO line
+    assert codes(report) == ["above-limit", "equal-scores"]  # ids in order here: FIFO holds
+    above = finding(report, "above-limit")
+    assert (above.severity, above.count, above.examples) == ("error", 8, ("1", "2", "3"))
+    assert "tier 2,097,152" in above.message
+    shared = finding(report, "equal-scores")
+    assert (shared.count, shared.examples) == (2, ("3", "4", "5"))
 
 
 def test_equal_scores_pop_10_before_9(r, ctx):
@@ -193,10 +213,9 @@ def test_equal_scores_pop_10_before_9(r, ctx):
     assert list(report.job_ids) == ["10", "9", "11"]  # Redis: equal scores by member bytes
     assert len(report.collisions) == 1
     assert report.collisions[0].job_ids == ("10", "9") and report.collisions[0].fifo_broken is True
-    assert line(report, "equal scores: 1 score shared by 2 jobs;")
-    fifo = line(report, "FIFO broken: auto ids leave out of arrival order in 1 equal-score group:")
-    assert fifo.endswith(f"e.g. job '10' pops before job '9' at score {3 * SPAN + 9:,}")
-    assert len(report.findings) == 2, report.findings
+    assert codes(report) == ["equal-scores", "fifo-broken"]
+    fifo = finding(report, "fifo-broken")
+    assert (fifo.severity, fifo.count, fifo.examples) == ("error", 1, ("10", "9"))  # 10 pops before 9
 
 
 def test_job_hash_priority_that_disagrees_or_is_missing(r, scripts, ctx):
@@ -208,13 +227,12 @@ def test_job_hash_priority_that_disagrees_or_is_missing(r, scripts, ctx):
     report = inspect_queue(r, ctx)
     assert [(m.job_id, m.stored, m.tier) for m in report.priority_mismatches] == [("3", "7", 4)]
     assert report.missing_priority == ("4",)
-    assert line(report, "job priority field disagrees with the score's tier: 1 job,").endswith(
-        "e.g. job '3' stores '7', score tier 4")
-    assert line(report, "job hash or its priority field missing: 1 job, e.g. '4'")
-    assert len(report.findings) == 2
+    assert codes(report) == ["priority-mismatch", "missing-priority"]
+    assert finding(report, "priority-mismatch").examples == ("3",)
+    assert finding(report, "missing-priority").examples == ("4",)
 
     unchecked = inspect_queue(r, ctx, check_jobs=False)
-    assert unchecked.findings == [] and unchecked.priority_mismatches == ()
+    assert unchecked.findings == () and unchecked.priority_mismatches == ()
     assert "job hashes: not read (check_jobs=False)" in unchecked.summary()
 
 
@@ -225,9 +243,8 @@ def test_pc_near_the_wrap_counts_the_adds_left(r, scripts, ctx):
     report = inspect_queue(r, ctx)
     assert report.pc == SPAN - 2 and report.adds_until_wrap == 2
     assert report.counters.tolist() == [SPAN - 4, SPAN - 3, SPAN - 2]
-    assert line(report, f"counter wrap ahead: pc = {SPAN - 2:,}, 2 adds until the counter wraps to 0")
-    assert len(report.findings) == 1
-    assert inspect_queue(r, ctx, wrap_warning=1).findings == []  # 2 left is above that bar
+    assert codes(report) == ["wrap-ahead"] and report.findings[0].count == 2  # adds left
+    assert inspect_queue(r, ctx, wrap_warning=1).findings == ()  # 2 left is above that bar
 
     # The prediction, checked by doing it: the 2nd add from here gets counter 0.
     first, second = scripts.add_prioritized_jobs(ctx, [("x", {}, 1), ("y", {}, 1)])
@@ -243,9 +260,9 @@ def test_pc_wrapped_while_jobs_wait_is_flagged(r, scripts, ctx):
     assert report.pc == SPAN + 2 and report.pc_counter == 2 and report.wraps == 1
     assert list(report.job_ids) == [ids[k] for k in (4, 5, 6, 0, 1, 2, 3)]
     assert report.ahead_of_pc.sum() == 4
-    wrapped = line(report, "counters above pc mod 2**32 = 2: 4 jobs;")
-    assert f"pc = {SPAN + 2:,} wrapped past 2**32 (1x)" in wrapped
-    assert len(report.findings) == 1
+    assert codes(report) == ["counter-ahead-of-pc"]
+    ahead = report.findings[0]
+    assert (ahead.severity, ahead.count, ahead.examples) == ("error", 4, tuple(ids[:3]))
     assert "wrapped 1x" in report.summary()
 
 
@@ -253,16 +270,17 @@ def test_pc_reset_or_missing_while_jobs_wait_is_flagged(r, scripts, ctx):
     scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 2) for k in range(5)])
     r.set(Keys.pc(ctx), 3)  # lowered: jobs 4 and 5 now sit above it
     lowered = inspect_queue(r, ctx)
-    assert "pc = 3 was reset or lowered" in line(lowered, "counters above pc mod 2**32 = 3: 2 jobs;")
+    assert codes(lowered) == ["counter-ahead-of-pc"] and lowered.findings[0].count == 2
 
     r.delete(Keys.pc(ctx))
     missing = inspect_queue(r, ctx)
     assert missing.pc is None and missing.adds_until_wrap == SPAN  # next add: counter 1
-    assert "pc is missing (reset)" in line(missing, "counters above pc mod 2**32 = 0: 5 jobs;")
+    assert codes(missing) == ["counter-ahead-of-pc"] and missing.findings[0].count == 5
     assert "pc: not set" in missing.summary()
 
 
-def test_scores_no_script_writes_are_flagged(r, ctx):
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_scores_no_script_writes_are_flagged(r, redis_server, ctx, protocol):
     base = Keys.base(ctx)
     write_job(r, base, "neg", -1 * SPAN + 5, -1)
     write_job(r, base, "zero", 7, 0)
@@ -270,16 +288,18 @@ def test_scores_no_script_writes_are_flagged(r, ctx):
     write_job(r, base, "inf", math.inf, 1)
     r.set(base + "pc", 7)
 
-    report = inspect_queue(r, tagged(ctx))
+    client = redis_server.client(protocol=protocol)  # RESP2 sends "inf" and "4294967296.5" as text
+    try:
+        report = inspect_queue(client, tagged(ctx))
+    finally:
+        client.close()
     assert list(report.job_ids) == ["neg", "zero", "frac", "inf"]
     assert report.tiers.tolist()[:3] == [-1, 0, 1] and report.counters.tolist()[:3] == [5, 7, 0]
     assert report.plottable.tolist() == [False, True, False, False]
-    assert line(report, "fractional or infinite scores").endswith(": 2 jobs, e.g. 'frac', 'inf'")
-    assert line(report, "negative priority").endswith(": 1 job, e.g. 'neg'")
-    assert line(report, "tier 0 in the prioritized set").endswith(": 1 job, e.g. 'zero'")
     # 'inf' decodes to a clamped tier, which disagrees with its stored priority 1.
-    assert line(report, "job priority field disagrees").endswith(f"job 'inf' stores '1', score tier {2**63 - 1:,}")
-    assert len(report.findings) == 4, report.findings
+    assert codes(report) == ["irregular-score", "priority-mismatch", "negative-priority", "tier-zero"]
+    assert [f.examples for f in report.findings] == [("frac", "inf"), ("inf",), ("neg",), ("zero",)]
+    assert report.priority_mismatches[0].tier == 2**63 - 1
 
 
 def test_decode_scores_is_exact_beyond_2_53():
@@ -296,13 +316,20 @@ def test_decode_scores_is_exact_beyond_2_53():
     assert (tiers[9], counters[9]) == (0, 7)  # floored, and flagged by the report
 
 
+def test_equal_score_groups_is_one_helper_for_any_order():
+    """The inspector groups a sorted set; the frontier view groups scores in counter order."""
+    groups = equal_score_groups([5.0, 2.0, 5.0, 7.0, 2.0, 5.0, math.inf])
+    assert [g.tolist() for g in groups] == [[1, 4], [0, 2, 5]]  # by score, indices ascending
+    assert equal_score_groups([]) == [] and equal_score_groups([1.0, 2.0]) == []
+
+
 def test_echomq_name_without_braces_gets_a_hint(r, scripts, ctx):
     scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
     report = inspect_queue(r, ctx.queue)  # emq:test-queue:, not emq:{test-queue}:
     assert report.total == 0
-    hint = line(report, "wrong name? no keys under emq:test-queue: but the EchoMQ layout emq:{test-queue}: exists")
-    assert "'{test-queue}'" in hint and "QueueContext('test-queue')" in hint
-    assert inspect_queue(r, "elsewhere").findings == []  # nothing anywhere: just empty
+    assert codes(report) == ["wrong-name"] and report.findings[0].message == report.hint
+    assert "'{test-queue}'" in report.hint and "QueueContext('test-queue')" in report.hint
+    assert inspect_queue(r, "elsewhere").findings == ()  # nothing anywhere: just empty
 
 
 def test_empty_queue_reports_zero_progress(r):
@@ -391,7 +418,7 @@ def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_serve
         ran = {name: delta for name, delta in ran.items() if delta != (0, 0) and name != "info"}
         assert {name.split("|")[0] for name in ran} <= READ_COMMANDS, ran
         # 10 full chunks, then one query that finds the end of the set
-        assert ran["hget"] == (BIG, 0) and ran["zrangebyscore"] == (BIG // 10_000 + 1, 0)
+        assert ran["hget"] == (BIG, 0) and ran["zrangebyscore"] == (BIG // CHUNK_SIZE + 1, 0)
         assert all(rejected == 0 for name, (_, rejected) in ran.items() if name != "client")
 
         # It really read everything, exactly.
@@ -400,8 +427,8 @@ def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_serve
         assert np.array_equal(report.tiers, priorities[order])
         assert np.array_equal(report.counters, counters[order])
         assert report.job_ids[0] == str(int(counters[order][0]))
-        assert report.findings == []
-        assert [d for d, _ in calls] == list(range(10_000, BIG + 1, 10_000))
+        assert report.findings == ()
+        assert [d for d, _ in calls] == list(range(CHUNK_SIZE, BIG + 1, CHUNK_SIZE))
         assert all(t == BIG for _, t in calls)
         assert elapsed < 10, f"inspecting {BIG:,} jobs took {elapsed:.1f} s"
 
@@ -445,7 +472,7 @@ def test_stock_bullmq_queue_decodes_to_its_priorities(r, redis_server, prefix, q
     assert report.tiers.tolist() == [priorities[k - 1] for k in order]
     assert report.counters.tolist() == order
     assert (report.total, report.wait_length, report.pc) == (len(priorities), 1, len(priorities))
-    assert report.findings == []  # BullMQ's hashes store the same priority
+    assert report.findings == ()  # BullMQ's hashes store the same priority
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -501,3 +528,158 @@ def test_keys_of_the_wrong_type_are_refused(r):
     r.set("emq:{odd}:pc", "twelve")
     with pytest.raises(ValueError, match=r"emq:\{odd\}:pc holds 'twelve', not an integer"):
         inspect_queue(r, "{odd}")
+
+
+# -- member bytes that are not UTF-8 ---------------------------------------------------------
+
+
+def test_non_utf8_member_is_a_finding_not_a_crash(r, redis_server, ctx):
+    base = Keys.base(ctx).encode()
+    raw = redis_server.client(decode_responses=False)
+    try:
+        raw.zadd(base + b"prioritized", {b"\xff\xfe": 1 * SPAN + 1, b"ok": 1 * SPAN + 2})
+        raw.hset(base + b"\xff\xfe", "priority", "1")  # its hash, found by the member's bytes
+        raw.hset(base + b"ok", "priority", b"\xfe")  # a priority field that is not UTF-8 either
+        raw.set(base + b"pc", 2)
+        for client in (r, raw):  # a decoding client used to raise UnicodeDecodeError
+            report = inspect_queue(client, ctx)
+            assert list(report.job_ids) == ["\\xff\\xfe", "ok"]
+            assert report.counters.tolist() == [1, 2]
+            assert codes(report) == ["non-utf8-id", "priority-mismatch"]
+            assert report.findings[0].examples == ("\\xff\\xfe",)
+            assert [(m.job_id, m.stored) for m in report.priority_mismatches] == [("ok", "\\xfe")]
+    finally:
+        raw.close()
+
+
+# -- module layout ---------------------------------------------------------------------------
+
+
+def test_no_module_shadows_the_standard_library():
+    """A module named like a stdlib one (inspect.py) is imported instead of it
+    when a file of the package runs as a script: dataclasses then crashed."""
+    package = Path(echomq_viz.__file__).parent
+    assert {p.stem for p in package.glob("*.py")} & sys.stdlib_module_names == set()
+    run = subprocess.run([sys.executable, str(package / "score.py")], cwd=package.parent,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+# -- the inspector view: who may point it where ------------------------------------------------
+
+
+@pytest.fixture
+def listener():
+    """A TCP port that listens but is not Redis: shows whether anyone connected."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        sock.setblocking(False)
+        yield sock
+
+
+def accepted(sock: socket.socket) -> bool:
+    ready, _, _ = select.select([sock], [], [], 0.2)
+    return bool(ready)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def own_mode(monkeypatch, redis_server):
+    """The view as `echomq-viz app` runs it: visitors, and only the app's Redis."""
+    monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", "own")
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    return redis_server.url
+
+
+def test_app_mode_inspects_only_its_own_redis_and_never_connects_elsewhere(
+        own_mode, scripts, ctx, listener, tmp_path):
+    from echomq_viz.widgets import InspectorView
+
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1), ("b", {}, 2)])
+    view = InspectorView(queue=tagged(ctx))
+    assert view.url.disabled and view.url.value == ""
+    assert view.inspect().total == 2  # the app's own Redis (REDIS_URL)
+
+    other = tmp_path / "other.sock"
+    texts = []
+    for url in (f"redis://127.0.0.1:{listener.getsockname()[1]}/0", f"redis://127.0.0.1:{closed_port()}/0",
+                f"unix://{other}", own_mode + "&x=1", "redis://user:pw@example.invalid:6379/0"):
+        view.url.value = url  # a visitor's browser can still send a value to a disabled box
+        view.report = None
+        view._on_run()
+        texts.append(view.status.text)
+        assert view.report is None
+    assert not accepted(listener), "the view connected to a URL it must refuse"
+    assert len(set(texts)) == 1, texts  # open, closed, socket: one answer, no port scan
+    assert texts[0].startswith("error: PermissionError: ") and len(texts[0].splitlines()) == 1
+    assert "pw" not in texts[0] and "127.0.0.1" not in texts[0]
+
+
+@pytest.mark.parametrize("mode", ["any", None])
+def test_lab_mode_may_inspect_any_url(monkeypatch, mode, redis_server, scripts, ctx):
+    from echomq_viz.widgets import InspectorView
+
+    if mode is None:
+        monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    else:
+        monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
+    view = InspectorView(redis_server.url, queue=tagged(ctx))
+    assert not view.url.disabled
+    assert view.inspect().total == 1
+
+
+@pytest.mark.parametrize("url", [
+    "redis://someone:s3cr3t-pw@127.0.0.1:{port}/0",
+    "redis://:s3cr3t-pw@127.0.0.1:{port}/0",
+    "unix:///nowhere/redis.sock?db=0&password=s3cr3t-pw",
+    "rediss://someone:s3cr3t-pw@127.0.0.1:{port}/0",
+])
+def test_view_errors_never_show_a_password(monkeypatch, url):
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    view = InspectorView(url.format(port=closed_port()), queue="{q}")
+    view._on_run()
+    assert view.status.text.startswith("error: ") and "s3cr3t" not in view.status.text
+    assert "s3cr3t" not in view.status.widget.value
+
+
+@pytest.mark.parametrize("mode", ["own", "0wn"])  # a value it does not know counts as own
+def test_app_mode_shows_neither_the_apps_url_nor_its_password(monkeypatch, mode):
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
+    monkeypatch.setenv("REDIS_URL", f"redis://app:s3cr3t-pw@127.0.0.1:{closed_port()}/0")
+    view = InspectorView(queue="{q}")
+    assert view.url.disabled and view.url.value == ""
+    view._on_run()  # the app's own Redis is down
+    assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis")
+    assert "s3cr3t" not in view.status.text + view.status.widget.value
+    mine = InspectorView(f"redis://me:my-s3cr3t@127.0.0.1:{closed_port()}/0", queue="{q}")
+    assert mine.url.disabled and "s3cr3t" not in mine.url.value  # a notebook's URL, masked
+
+
+def test_view_works_for_a_read_only_acl_user(monkeypatch, r, redis_server, scripts, ctx):
+    """``+@read -@write`` has no PING: connecting must not need it."""
+    from echomq_viz.widgets import InspectorView
+
+    monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 3), ("b", {}, 1)])
+    user = "echomq-viz-view-reader"
+    r.acl_setuser(user, enabled=True, reset=True, passwords=["+view-secret"], keys=["*"],
+                  commands=["+@read", "-@write"])
+    try:
+        url = redis_server.url.replace("unix://", f"unix://{user}:view-secret@", 1)
+        view = InspectorView(url, queue=tagged(ctx))
+        view._on_run()
+        assert view.status.text == "" and view.report.total == 2
+    finally:
+        r.acl_deluser(user)

@@ -45,7 +45,7 @@ import redis
 
 from conftest import server_binary
 from echomq_viz._process import cmdline, descendants, proc_table
-from echomq_viz.inspect import inspect_queue
+from echomq_viz.inspection import inspect_queue
 from echomq_viz.interop import bullmq_add
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.live import Demo, seeded_priorities

@@ -333,7 +333,7 @@ def test_connect_accepts_a_read_only_acl_user(binary, port):
     # NOPERM; that is a server which answers, and inspect_queue works.
     import redis
 
-    from echomq_viz.inspect import inspect_queue
+    from echomq_viz.inspection import inspect_queue
 
     with RedisServer(binary, port=port) as srv:
         admin = srv.client()
