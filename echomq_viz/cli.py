@@ -187,7 +187,8 @@ def app_environment(inspect_any: bool) -> dict[str, str]:
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("voila", "voila")
     root = notebooks_dir(args.notebooks)
-    argv = [sys.executable, "-m", "voila", str(root), *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
+    # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
+    argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
     if args.port is not None:
         argv += [f"--Voila.port={args.port}", "--Voila.port_retries=0"]
     if args.no_browser:

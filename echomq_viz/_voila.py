@@ -1,0 +1,48 @@
+"""Voila as ``echomq-viz app`` runs it: with its binary-frame reader bounded.
+
+Voila 0.5 reads the header of every binary message it sends to a page as if
+the frame used the v1 websocket protocol: the first 8 bytes are taken as a
+count of offsets, and a list that long is built. A client that connects
+without the v1 subprotocol gets the legacy framing, whose first 8 bytes are
+an arbitrary number (about 10**18 for an ipympl frame): one such visitor
+moving one slider blocks the server's event loop, and with it every other
+visitor, until memory runs out. Here the count is checked against the
+frame's length first; anything that is not a plausible v1 frame has no
+header to read, which is what Voila's own reader answers for a bad frame.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__: list[str] = []
+
+_OFFSET = 8  # bytes per offset in a v1 frame
+
+
+def read_v1_header(frame: bytes) -> dict[str, Any] | None:
+    """The header of a v1 websocket frame, or None when ``frame`` is not one."""
+    if len(frame) < _OFFSET:
+        return None
+    count = int.from_bytes(frame[:_OFFSET], "little")
+    # v1: count, then ``count`` offsets (channel, header, parent, metadata, content, buffers...)
+    if not 3 <= count <= len(frame) // _OFFSET - 1:
+        return None
+    offsets = [int.from_bytes(frame[_OFFSET * (i + 1):_OFFSET * (i + 2)], "little") for i in range(3)]
+    try:
+        return json.loads(frame[offsets[1]:offsets[2]].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def main() -> None:
+    from voila.app import main as voila_main
+    from voila.tornado import kernel_websocket_handler
+
+    kernel_websocket_handler.read_header_from_binary_message = read_v1_header
+    voila_main()
+
+
+if __name__ == "__main__":
+    main()
