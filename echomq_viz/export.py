@@ -17,8 +17,9 @@ to the pages:
 A figure only reaches the widget state when something renders it, and a
 headless run never does. So each notebook is run here (its own kernel, the
 embedded Redis or ``REDIS_URL``), then one more hidden cell stores every
-ipympl canvas's current image (``_data_url``) and size in the state; that cell
-is not part of the page.
+ipympl canvas's current image and size in the state
+(:func:`echomq_viz.widgets.canvas.snapshot_figures`); that cell is not part of
+the page.
 
 Output layout::
 
@@ -74,27 +75,9 @@ JS_ASSETS = (
 
 
 # Run after the notebook's own cells: put each figure's current image into the
-# widget state (ipympl only does this while no front-end is attached, and only
-# on a redraw that a headless run never triggers). Prints nothing.
+# widget state (see echomq_viz.widgets.canvas.snapshot_figures). Prints nothing.
 _SNAPSHOT_CELL = """\
-def _echomq_viz_snapshot_figures():
-    import base64, io
-    try:
-        from ipympl.backend_nbagg import Canvas
-    except ImportError:
-        return
-    from ipywidgets import widgets as _w
-    registry = getattr(_w.widget, "_instances", None) or getattr(_w.Widget, "widgets", {})
-    for widget in list(registry.values()):
-        if isinstance(widget, Canvas):
-            figure = widget.figure
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi="figure")
-            widget.syncing_data_url = True  # a view may have switched it off
-            ratio = getattr(widget, "device_pixel_ratio", 1) or 1
-            widget._size = (figure.get_figwidth() * figure.dpi / ratio,
-                            figure.get_figheight() * figure.dpi / ratio)
-            widget._data_url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+from echomq_viz.widgets.canvas import snapshot_figures as _echomq_viz_snapshot_figures
 _echomq_viz_snapshot_figures()
 del _echomq_viz_snapshot_figures
 """

@@ -8,7 +8,7 @@ import pytest
 from echomq_viz import plots
 from echomq_viz.keys import Keys
 from echomq_viz.live import Demo, seeded_priorities
-from echomq_viz.score import COUNTER_MASK, TIER_SPAN, priority_score, tier_bounds
+from echomq_viz.score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, tier_bounds
 from echomq_viz.server import RedisServer
 from echomq_viz.widgets import (
     BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
@@ -227,8 +227,8 @@ def test_consume_view_pops_in_priority_then_arrival_order(demo, r):
     assert view.expected_order() == expected
     assert not r.exists(Keys.pc(demo.ctx))
     assert "pc: deleted" in view.table_text()
-    view._on_step()
-    assert "found no job" in view.status.text
+    view.step_button.click()
+    assert "found no job" in view.status.text and not view.step_button.disabled
 
 
 def test_consume_table_is_what_redis_holds(demo):
@@ -356,7 +356,7 @@ def test_show_lua_refuses_what_is_not_a_script_name(name, error, fragment):
 
 
 def test_show_lua_assembled_must_be_a_bool():
-    with pytest.raises(TypeError, match="assembled must be a bool"):
+    with pytest.raises(TypeError, match="assembled must be True or False, got str 'yes'"):
         show_lua("moveToActive", assembled="yes")
 
 
@@ -411,3 +411,127 @@ def test_bands_switch_to_pixels_for_many_jobs():
     assert tuple(highest) == tuple(plots.tier_colors(np.array([3]))[0])  # tier 3 at the top
     plots.update_bands(bands, [float(priority_scores_array(2, 5))], 3)
     assert bands.points.get_visible() and not bands.density.get_visible()
+
+
+# -- figure text alternatives -----------------------------------------------------------------
+
+
+def caption_of(view) -> str:
+    """The caption's text as a reader sees it, checked to sit right under the figure."""
+    import html
+    import re
+
+    import ipywidgets
+
+    def containers(widget):
+        if isinstance(widget, ipywidgets.Box):
+            yield widget
+            for child in widget.children:
+                yield from containers(child)
+
+    holder = next(box for box in containers(view.widget) if view.fig.canvas in box.children)
+    children = list(holder.children)
+    assert children[children.index(view.fig.canvas) + 1] is view.caption
+    text = html.unescape(re.sub(r"<[^>]+>", "", view.caption.value))
+    assert text == f"Figure: {view.describe()}"
+    return view.describe()
+
+
+def test_hero_caption_describes_the_current_job_and_follows_the_sliders():
+    hero = HeroView(None, priority=1, counter=1)
+    hero.set(priority=3, counter=1_000)
+    assert caption_of(hero) == (
+        "Staircase of tiers 1-6; the current job (priority 3, counter 1,000) sits in tier 3 "
+        "at score 12,884,902,888; bits 32-52 hold the tier, bits 0-31 the counter.")
+    hero.counter.value = 2**31  # a slider drag, not set()
+    assert "(priority 3, counter 2,147,483,648)" in caption_of(hero)
+    assert f"at score {priority_score(3, 2**31):,}" in caption_of(hero)
+
+
+def test_comparison_caption_waits_for_the_guess_then_names_both_scores():
+    view = ComparisonView(None, a=(1, 4_000_000_000), b=(2, 1))
+    assert "hidden until you guess" in caption_of(view)
+    view.predict("B")
+    text = caption_of(view)
+    assert f"job A (priority 1, counter 4,000,000,000) scores {priority_score(1, 4_000_000_000):,}" in text
+    assert f"job B (priority 2, counter 1) scores {priority_score(2, 1):,}" in text
+    assert text.endswith("A pops first.")
+    view.a_priority.value = 3
+    assert caption_of(view).endswith("B pops first.") and "job A (priority 3," in caption_of(view)
+
+
+def test_consume_caption_names_the_last_pop_and_what_is_left(demo):
+    view = ConsumeView(demo, priorities=[2, 1, 2], waiting=1)
+    assert caption_of(view).startswith("Queue strip: 4 jobs left, next out job 4 (wait list)")
+    assert "nothing popped yet" in caption_of(view)
+    view.step_button.click()
+    view.step_button.click()
+    text = caption_of(view)
+    assert "3 jobs left" not in text and "2 jobs left, next out job 1 (priority 2)" in text
+    assert "2 popped, the last job 2 (priority 1)" in text
+    view.drain_button.click()
+    assert caption_of(view).startswith("Queue strip: empty")
+
+
+def test_bands_caption_counts_each_tier_after_a_slider_change(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0, seed=2)
+    view.tiers.value = 3
+    text = caption_of(view)
+    assert text.startswith("Tiers 1-3 as bands of the score axis with 20 jobs as points")
+    assert ", ".join(f"tier {p}: {n}" for p, n in view.counts.items()) in text
+    assert sum(view.counts.values()) == 20
+
+
+def test_frontier_and_wrap_captions_follow_their_state(demo):
+    frontier = FrontierView(None, priority=2**21, first_counter=4)
+    rounded = sum(not is_exact(2**21, c) for c in range(4, 20))
+    assert f"priority 2,097,152: {rounded} of 16 rounded" in caption_of(frontier)
+    frontier.priority.value = 2**21 - 1
+    assert "priority 2,097,151: 0 of 16 rounded" in caption_of(frontier)
+    wrap = WrapView(demo, start=TIER_SPAN - 3, jobs=4, priority=3)
+    assert "not run yet" in caption_of(wrap)
+    wrap.run_button.click()
+    assert "arrival order 1 2 3 4; pop order 3 4 1 2" in caption_of(wrap)
+
+
+def test_inspector_caption_counts_what_it_drew(demo, redis_server):
+    demo.add_batch([1, 3, 2, 1])
+    view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
+    assert caption_of(view) == "Bands of tiers 1-4 on the score axis, empty: nothing read yet."
+    view.run_button.click()
+    assert view.status.text == ""
+    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1, tier 4: 0" in caption_of(view)
+
+
+# -- one guarded callback for every control ------------------------------------------------------
+
+
+def test_a_failing_action_is_one_line_and_frees_its_controls(demo):
+    def boom(*args, **kwargs):
+        raise RuntimeError("Redis went away\nsecond line")
+
+    consume = ConsumeView(demo, priorities=[1, 2], waiting=0)
+    bands = BandsView(demo, tiers=2, jobs=20)
+    frontier = FrontierView(demo)
+    wrap = WrapView(demo)
+    demo.pop = demo.drain = demo.reset = boom
+    buttons = [consume.refill_button, consume.step_button, consume.drain_button]
+    sliders = [bands.tiers, bands.jobs, bands.start]
+    cases = [(consume, consume.step_button.click, buttons), (consume, consume.drain_button.click, buttons),
+             (consume, consume.refill_button.click, buttons),
+             (frontier, frontier.run_button.click, [frontier.run_button]),
+             (wrap, wrap.run_button.click, [wrap.run_button]),
+             (bands, lambda: setattr(bands.jobs, "value", 30), sliders)]
+    for view, act, controls in cases:
+        view.status.note("a stale note")
+        act()
+        assert view.status.text == "error: RuntimeError: Redis went away"  # cleared first, then one line
+        assert not any(control.disabled for control in controls)
+
+
+def test_a_control_disabled_before_the_click_stays_disabled_after_it():
+    view = ComparisonView(None)
+    assert view.run_button.disabled  # no Demo, no Redis to run on
+    view.run_button.click()  # code (or a crafted message) can still click it
+    assert view.status.text.startswith("error: RuntimeError: this view was made without a Demo")
+    assert view.run_button.disabled
