@@ -72,8 +72,8 @@ GOALS = {
 
 # HeroView's VBox, in order (the counter slider sits in an HBox with its exact box).
 HERO_PARTS = {"priority": "IntSliderModel", "counter": "IntSliderModel", "readout": "HTMLModel",
-              "canvas": "MPLCanvasModel", "live": "CheckboxModel", "live_result": "HTMLModel",
-              "status": "HTMLModel"}
+              "canvas": "MPLCanvasModel", "caption": "HTMLModel", "live": "CheckboxModel",
+              "live_result": "HTMLModel", "status": "HTMLModel"}
 # The ipywidgets control comm (``jupyter.widget.control``) protocol major version.
 WIDGET_CONTROL_VERSION = "1.0.0"
 
