@@ -10,21 +10,16 @@ import numpy as np
 
 from .. import plots
 from ..checks import check_int, check_str
+from ..server import redact_url
 from .canvas import figure
 from .view import SLIDER_STYLE, WIDE, View, pre_html, tiers_text
 
 __all__ = ["InspectorView"]
 
 
-def _redacted(text: str) -> str:
-    """``text`` with the user info of every URL and every ``password=`` masked."""
-    return re.sub(r"(?i)(?<=://)[^\s@]*@|(?<=password=)[^&\s'\"]+",
-                  lambda m: "***@" if m.group().endswith("@") else "***", text)
-
-
 def _without_password(exc: Exception) -> Exception:
     """``exc`` itself, or the same kind of error with every password masked."""
-    text = _redacted(str(exc))
+    text = redact_url(str(exc))
     if text == str(exc):
         return exc
     try:
@@ -62,7 +57,7 @@ class InspectorView(View):
         self.own_only = os.environ.get(self.MODE_ENV, "any") not in ("any", "")
         shown = url
         if self.own_only:  # visitors see neither the app's URL nor a password
-            shown = "" if self._is_own(url) else _redacted(url)
+            shown = "" if self._is_own(url) else redact_url(url)
         self.url = w.Text(value=shown, description="Redis URL", disabled=self.own_only, style=SLIDER_STYLE,
                           placeholder="this app's own Redis" if self.own_only else "REDIS_URL or the embedded server",
                           layout=WIDE)
