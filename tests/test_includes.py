@@ -282,6 +282,9 @@ EXPECTED_SCRIPTS = {
     "moveToActive": 11,
     "changePriority": 7,
     "getCountsPerPriority": 2,
+    "addDelayedJob": 6,
+    "promote": 9,
+    "retryJob": 10,
 }
 INCLUDES_DIR = LUA_DIR / "includes"
 INCLUDE_FILES = sorted(INCLUDES_DIR.glob("*.lua"))
@@ -308,6 +311,11 @@ PROTOCOL_KEY_ORDER = {
                      "delayed", "paused", "meta", "pc", "marker"),
     "changePriority": ("wait", "paused", "meta", "prioritized", "active", "pc", "marker"),
     "getCountsPerPriority": ("wait", "prioritized"),
+    # BullMQ's addDelayedJob-6 and promote-9; retryJob-11 without its KEYS[4], the job hash.
+    "addDelayedJob": ("marker", "meta", "id", "delayed", "completed", "events"),
+    "promote": ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc", "events", "marker"),
+    "retryJob": ("active", "wait", "paused", "meta", "events", "delayed", "prioritized", "pc", "marker",
+                 "stalled"),
 }
 
 
@@ -339,7 +347,7 @@ def test_scoring_scripts_inline_get_priority_score_once(real_scripts, name):
 
 def test_only_scoring_scripts_call_get_priority_score(real_scripts):
     callers = {n for n, s in real_scripts.items() if "getPriorityScore(" in s.source}
-    assert callers == {"addPrioritizedJob", "changePriority"}
+    assert callers == {"addPrioritizedJob", "changePriority", "moveToActive", "promote", "retryJob"}
 
 
 def test_every_called_include_function_is_defined_once_before_use(real_scripts):
