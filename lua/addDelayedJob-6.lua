@@ -53,14 +53,13 @@ if argsError then
 end
 
 local jobId, jobKey, exists = nextJobId(idKey, eventsKey, prefix, customId)
-if exists then
-  return jobId
+if not exists then
+  storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
+  -- storeJob writes delay 0 and opts {priority}; a delayed job records its delay.
+  rcall("HSET", jobKey, "delay", delay, "opts", cjson.encode({priority = priority, delay = tonumber(delay)}))
+  local score, dueTime = getDelayedScore(delayedKey, timestamp, delay)
+  rcall("ZADD", delayedKey, score, jobId)
+  emitEvent(eventsKey, "delayed", jobId, "delay", dueTime)
+  addDelayMarkerIfNeeded(markerKey, delayedKey)
 end
-storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
--- storeJob writes delay 0 and opts {priority}; a delayed job records its delay.
-rcall("HSET", jobKey, "delay", delay, "opts", cjson.encode({priority = priority, delay = tonumber(delay)}))
-local score, dueTime = getDelayedScore(delayedKey, timestamp, delay)
-rcall("ZADD", delayedKey, score, jobId)
-emitEvent(eventsKey, "delayed", jobId, "delay", dueTime)
-addDelayMarkerIfNeeded(markerKey, delayedKey)
 return jobId

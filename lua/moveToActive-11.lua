@@ -45,15 +45,13 @@ local prefix, timestamp, token, lockDuration = ARGV[1], ARGV[2], ARGV[3], ARGV[4
 --- @include "includes/promoteDelayedJobs"
 
 -- Every check comes before the first write: a refused call changes nothing.
+local dueJobs = {}
 local argsError = checkKeys(prefix, {"wait", "active", "prioritized", "events", "stalled", "limiter",
   "delayed", "paused", "meta", "pc", "marker"}) or checkTimestamp(timestamp) or
-  checkNotEmpty("lock token", token) or checkLockDuration(lockDuration)
+  checkNotEmpty("lock token", token) or checkLockDuration(lockDuration) or
+  checkDueDelayedJobs(dueJobs, delayedKey, prefix, timestamp, priorityCounterKey)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
-end
-local dueJobs, dueError = checkDueDelayedJobs(delayedKey, prefix, timestamp, priorityCounterKey)
-if not dueJobs then
-  return redis.error_reply("ERR " .. dueError)
 end
 
 promoteDelayedJobs(dueJobs, delayedKey, markerKey, waitKey, prioritizedKey, eventsKey, prefix,

@@ -46,6 +46,7 @@ local reason = ARGV[6] or ""
 --- @include "includes/checkPushCmd"
 --- @include "includes/checkJobId"
 --- @include "includes/checkNotEmpty"
+--- @include "includes/activeJobStatus"
 --- @include "includes/checkStoredPriority"
 --- @include "includes/checkPriorityCounter"
 --- @include "includes/checkDueDelayedJobs"
@@ -56,32 +57,19 @@ local reason = ARGV[6] or ""
 --- @include "includes/emitEvent"
 
 -- Every check comes before the first write: a refused call changes nothing.
+local dueJobs = {}
 local argsError = checkKeys(prefix, {"active", "wait", "paused", "meta", "events", "delayed",
   "prioritized", "pc", "marker", "stalled"}) or checkTimestamp(timestamp) or checkPushCmd(pushCmd) or
-  checkJobId(jobId, true) or checkNotEmpty("lock token", token)
+  checkJobId(jobId, true) or checkNotEmpty("lock token", token) or
+  checkDueDelayedJobs(dueJobs, delayedKey, prefix, timestamp, priorityCounterKey)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
-local dueJobs, dueError = checkDueDelayedJobs(delayedKey, prefix, timestamp, priorityCounterKey)
-if not dueJobs then
-  return redis.error_reply("ERR " .. dueError)
-end
 
 local jobKey = prefix .. jobId
-if rcall("EXISTS", jobKey) == 0 then
-  return -1
-end
-local lockKey = jobKey .. ":lock"
-if token ~= "0" then
-  local lockToken = rcall("GET", lockKey)
-  if not lockToken then
-    return -2
-  elseif lockToken ~= token then
-    return -6
-  end
-end
-if not rcall("LPOS", activeKey, jobId) then
-  return -3
+local status = activeJobStatus(jobKey, activeKey, jobId, token)
+if status ~= 0 then
+  return status
 end
 local priority, priorityError = checkStoredPriority(jobKey)
 priorityError = priorityError or (priority > 0 and checkPriorityCounter(priorityCounterKey))
@@ -92,7 +80,7 @@ end
 promoteDelayedJobs(dueJobs, delayedKey, markerKey, waitKey, prioritizedKey, eventsKey, prefix,
   priorityCounterKey, isQueuePaused(metaKey))
 if token ~= "0" then
-  rcall("DEL", lockKey)
+  rcall("DEL", jobKey .. ":lock")
   rcall("SREM", stalledKey, jobId)
 end
 if reason ~= "" then
