@@ -428,3 +428,23 @@ def test_priority_limit_of_the_new_paths_is_the_exact_range(scripts, ctx):
     assert promote(scripts, ctx, job)
     assert scored(scripts, ctx)[job] == priority_score(PRIORITY_LIMIT, 1) < 2**53
     assert paths.SCORER == "includes/getPriorityScore"
+
+
+# -- stock BullMQ's Job.changePriority, as the notebook calls it ----------------------------------
+
+
+def test_bullmq_change_priority_helper_rescores_our_job(scripts, ctx, r, redis_server):
+    from conftest import require_bullmq
+
+    from echomq_viz.interop import CLIENT_NAME, bullmq_name
+    from echomq_viz.paths import bullmq_change_priority
+
+    require_bullmq()
+    add_scene(scripts, ctx)
+    bullmq_change_priority(redis_server.url, bullmq_name(ctx), "emq", "5", 1)
+    assert scored(scripts, ctx)["5"] == priority_score(1, 8)
+    with pytest.raises(LookupError, match="no job '99'"):
+        bullmq_change_priority(redis_server.url, bullmq_name(ctx), "emq", "99", 1)
+    with pytest.raises(ValueError, match="0..2_097_151"):
+        bullmq_change_priority(redis_server.url, bullmq_name(ctx), "emq", "5", -1)
+    assert not [c for c in r.client_list() if c.get("name") == CLIENT_NAME]  # every queue closed
