@@ -448,3 +448,63 @@ def test_bullmq_change_priority_helper_rescores_our_job(scripts, ctx, r, redis_s
     with pytest.raises(ValueError, match="0..2_097_151"):
         bullmq_change_priority(redis_server.url, bullmq_name(ctx), "emq", "5", -1)
     assert not [c for c in r.client_list() if c.get("name") == CLIENT_NAME]  # every queue closed
+
+
+# -- the views (echomq_viz.paths_view) -------------------------------------------------------------
+
+
+def test_path_view_guess_then_run_shows_the_landing_and_the_split(demo):
+    from echomq_viz.paths_view import PathView
+
+    view = PathView(ScoringPaths(demo), "retry")
+    assert repr(view) == "PathView(path='retry', prediction=None, landed=None)"
+    assert view.verdict_text().startswith("not run yet")
+    view.predict("where it was")
+    view.run_button.click()
+    assert view.result.landing == "back of its tier" and view.status.text == ""
+    assert "(tier 1, counter 8)" in view.readout.value and "not what Redis did" in view.readout.value
+    view.prediction.value = "back of its tier"  # a second guess re-judges the same run
+    assert view.verdict_text().endswith("you guessed 'back of its tier': right")
+    bold = [box.get_linewidth() for box in view.after.boxes[:len(view.result.queue_after)]]
+    assert bold == [3 if job == "1" else 1 for job, _ in view.result.queue_after]
+    assert repr(view) == "PathView(path='retry', prediction='back of its tier', landed='back of its tier')"
+
+
+def test_path_view_refuses_bad_arguments(demo):
+    from echomq_viz.paths_view import PathView
+
+    lab = ScoringPaths(demo)
+    with pytest.raises(ValueError, match="same tier"):
+        PathView(lab, "sideways")
+    with pytest.raises(TypeError, match="ScoringPaths"):
+        PathView(demo, "retry")
+    with pytest.raises(ValueError, match="back of its tier"):
+        PathView(lab, "retry").predict("somewhere")
+
+
+def test_path_view_error_is_one_line_and_the_button_comes_back():
+    from echomq_viz.paths_view import PathView
+    from echomq_viz.server import RedisServer
+
+    server = RedisServer().start()
+    gone = Demo("viz-test-paths", client=server.client(socket_timeout=1, socket_connect_timeout=1))
+    server.stop()
+    view = PathView(ScoringPaths(gone), "same tier")
+    view.run_button.click()  # must not raise out of the callback
+    assert view.status.text.startswith("error: ") and len(view.status.text.splitlines()) == 1
+    assert "Traceback" not in view.status.widget.value
+    assert not view.run_button.disabled and view.result is None
+
+
+def test_include_graph_view_lists_what_reaches_the_chosen_include():
+    from echomq_viz.paths_view import IncludeGraphView
+
+    view = IncludeGraphView()
+    assert repr(view) == "IncludeGraphView(target='includes/getPriorityScore', scripts=5)"
+    assert view.scripts() == scoring_scripts()
+    assert "not: addDelayedJob-6, addStandardJob-9, getCountsPerPriority-2" in view.listing_text()
+    view.choice.value = "includes/checkKeys"  # every script checks its keys
+    assert len(view.scripts()) == 8 and view.listing_text().endswith("not: none")
+    assert view.status.text == ""
+    with pytest.raises(ValueError, match="getPriorityScore"):
+        IncludeGraphView("changePriority-7")
