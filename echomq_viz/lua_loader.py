@@ -169,3 +169,59 @@ def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
             match.group("command"), tuple(t for _, t in listed), path, resolve_includes(path, lua_dir)
         )
     return scripts
+
+
+# -- the include graph --------------------------------------------------------------------
+
+__all__ += ["include_graph", "includers_of"]
+
+
+def _node_name(path: Path, root: Path) -> str:
+    """A Lua file as the graph names it: ``"changePriority-7"``, ``"includes/getPriorityScore"``."""
+    return path.relative_to(root).with_suffix("").as_posix()
+
+
+def include_graph(lua_dir: str | Path = LUA_DIR) -> dict[str, set[str]]:
+    """Who includes whom, read from the ``@include`` lines of every Lua file
+    under ``lua_dir``: each file by name (scripts by file stem,
+    ``"changePriority-7"``; includes as a script names them,
+    ``"includes/getPriorityScore"``) with the set of files it includes directly.
+
+    :raises LuaIncludeError: on an include that names no Lua file inside ``lua_dir``.
+    """
+    root = Path(lua_dir).resolve()
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.lua")):
+        name = _node_name(path, root)
+        graph[name] = set()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = _INCLUDE.match(line)
+            if not match:
+                continue
+            target = (path.parent / (match.group("name") + ".lua")).resolve()
+            if root not in target.parents or not target.is_file():
+                raise LuaIncludeError(f"include {match.group('name')!r} at {name}.lua:{number} "
+                                      f"names no Lua file inside {root}")
+            graph[name].add(_node_name(target, root))
+    return graph
+
+
+def includers_of(name: str, graph: dict[str, set[str]] | None = None) -> set[str]:
+    """Every Lua file that includes ``name``, directly or through other
+    includes (``name`` itself only when it sits in an include cycle).
+
+    :param graph: an :func:`include_graph`; that of :data:`LUA_DIR` by default.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, e.g. 'includes/getPriorityScore', "
+                        f"got {type(name).__name__} {name!r}")
+    graph = include_graph() if graph is None else graph
+    if name not in graph:
+        raise ValueError(f"name must be a Lua file of the graph, e.g. 'includes/getPriorityScore', "
+                         f"got {name!r}")
+    found: set[str] = set()
+    reached = {name}
+    while reached:
+        reached = {node for node, targets in graph.items() if targets & reached} - found
+        found |= reached
+    return found

@@ -1,6 +1,9 @@
 --[[
   Take the next job and make it active, all in one script, so a job is never
-  out of both its queue and 'active'. The 'wait' list (jobs without priority)
+  out of both its queue and 'active'. First, as BullMQ's moveToActive does,
+  the delayed jobs due by the timestamp are promoted into their queue (a job
+  with a priority is scored by getPriorityScore: the back of its tier), even
+  when the queue is paused. Then the 'wait' list (jobs without priority)
   comes first; only when it is empty does ZPOPMIN take the smallest score from
   the prioritized set. When that set is empty too, 'pc' is deleted, so arrival
   counting starts again from 1.
@@ -11,7 +14,7 @@
     KEYS[4]  'events'       events stream
     KEYS[5]  'stalled'      (kept for BullMQ's key order, unused)
     KEYS[6]  'limiter'      (kept for BullMQ's key order, unused)
-    KEYS[7]  'delayed'      (kept for BullMQ's key order, unused)
+    KEYS[7]  'delayed'      sorted set of delayed job ids; the due ones are promoted
     KEYS[8]  'paused'       (kept for BullMQ's key order, unused)
     KEYS[9]  'meta'         queue settings hash ('paused')
     KEYS[10] 'pc'           priority counter
@@ -28,7 +31,7 @@
 ]]
 local rcall = redis.call
 local waitKey, activeKey, prioritizedKey, eventsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local metaKey, priorityCounterKey, markerKey = KEYS[9], KEYS[10], KEYS[11]
+local delayedKey, metaKey, priorityCounterKey, markerKey = KEYS[7], KEYS[9], KEYS[10], KEYS[11]
 local prefix, timestamp, token, lockDuration = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
 --- @include "includes/isQueuePaused"
@@ -38,15 +41,21 @@ local prefix, timestamp, token, lockDuration = ARGV[1], ARGV[2], ARGV[3], ARGV[4
 --- @include "includes/checkNotEmpty"
 --- @include "includes/checkLockDuration"
 --- @include "includes/emitEvent"
+--- @include "includes/checkDueDelayedJobs"
+--- @include "includes/promoteDelayedJobs"
 
 -- Every check comes before the first write: a refused call changes nothing.
+local dueJobs = {}
 local argsError = checkKeys(prefix, {"wait", "active", "prioritized", "events", "stalled", "limiter",
   "delayed", "paused", "meta", "pc", "marker"}) or checkTimestamp(timestamp) or
-  checkNotEmpty("lock token", token) or checkLockDuration(lockDuration)
+  checkNotEmpty("lock token", token) or checkLockDuration(lockDuration) or
+  checkDueDelayedJobs(dueJobs, delayedKey, prefix, timestamp, priorityCounterKey)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
 
+promoteDelayedJobs(dueJobs, delayedKey, markerKey, waitKey, prioritizedKey, eventsKey, prefix,
+  priorityCounterKey, isQueuePaused(metaKey))
 if isQueuePaused(metaKey) then
   return nil
 end

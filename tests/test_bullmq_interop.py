@@ -381,3 +381,106 @@ def test_our_move_to_active_pops_bullmq_jobs_in_bullmq_worker_order(r, scripts, 
         else:
             assert job.score == priority_score(p, counter[job.id])
             assert job.counter == counter[job.id]
+
+
+# -- (d) every path that scores a job, across the two clients ---------------------------------
+# The stock client offers Job.changePriority and Job.promote: each is run on jobs our
+# scripts added, and ours (echomq_viz.paths) on jobs BullMQ added. Every score must be
+# the formula's: a fresh INCR pc (the back of the tier), or counter 0 with lifo.
+
+CHANGES = (("4", 3, False), ("5", 1, False), ("3", 2, True), ("2", 0, False))  # (job, new priority, lifo)
+CHANGE_BATCH = (1, 1, 2, 3, 3)  # jobs 1..5, counters 1..5
+
+
+def assert_changed_by_the_formula(r, ctx) -> None:
+    """The queue after CHANGES on CHANGE_BATCH, whichever client changed it."""
+    stored = dict(r.zrange(Keys.prioritized(ctx), 0, -1, withscores=True))
+    assert stored == {
+        "1": priority_score(1, 1),
+        "5": priority_score(1, 7),  # the back of tier 1: INCR pc gave 7 (job 4 took 6)
+        "3": priority_score(2, 0),  # lifo: the front of tier 2, no INCR
+        "4": priority_score(3, 6),  # the same tier again: the back of it
+    }
+    assert r.lrange(Keys.wait(ctx), 0, -1) == ["2"]  # priority 0: the wait list
+    assert r.get(Keys.pc(ctx)) == "7"
+    for job_id, priority, _ in CHANGES:
+        assert r.hget(Keys.job(ctx, job_id), "priority") == str(priority)
+
+
+def test_bullmq_change_priority_rescores_our_jobs_by_the_formula(r, scripts, redis_server):
+    require_bullmq()
+    ctx = QueueContext("interop")
+    for i, p in enumerate(CHANGE_BATCH, start=1):
+        scripts.add_prioritized_job(ctx, f"job-{i}", {"i": i}, p)
+
+    async def main():
+        async with open_queue(redis_server, ctx) as queue:
+            for job_id, priority, lifo in CHANGES:
+                job = await bullmq.Job.fromId(queue, job_id)
+                await job.changePriority({"priority": priority, "lifo": lifo})
+
+    run_async(r, main())
+    assert_changed_by_the_formula(r, ctx)
+    popped = [scripts.move_to_active(ctx, "interop-token").id for _ in CHANGE_BATCH]
+    assert popped == ["2", "1", "5", "3", "4"]  # wait list, then (tier, counter)
+
+
+def test_our_change_priority_rescores_bullmq_jobs_and_its_worker_agrees(r, scripts, redis_server):
+    from echomq_viz.paths import change_priority
+
+    require_bullmq()
+    ctx = QueueContext("interop")
+
+    async def add():
+        async with open_queue(redis_server, ctx) as queue:
+            for i, p in enumerate(CHANGE_BATCH, start=1):
+                await queue.add(f"job-{i}", {"i": i}, {"priority": p})
+
+    run_async(r, add())
+    for job_id, priority, lifo in CHANGES:
+        assert change_priority(scripts, ctx, job_id, priority, lifo=lifo)
+    assert_changed_by_the_formula(r, ctx)
+
+    async def work():
+        recorder = Recorder(len(CHANGE_BATCH))
+        async with running_worker(redis_server, ctx, recorder):
+            await recorder.wait()
+        return recorder
+
+    recorder = run_async(r, work())
+    assert [job.id for job in recorder.processed] == ["2", "1", "5", "3", "4"]
+    assert [job.priority for job in recorder.processed] == [0, 1, 1, 2, 3]
+
+
+def test_delayed_jobs_promoted_across_the_two_clients_join_the_back_of_their_tier(r, scripts, redis_server):
+    """BullMQ's delayed job promoted by our promote-9, ours by BullMQ's Job.promote."""
+    from echomq_viz.paths import add_delayed_job, delayed_jobs, promote
+
+    require_bullmq()
+    ctx = QueueContext("interop")
+    for i in range(1, 3):
+        scripts.add_prioritized_job(ctx, f"job-{i}", {"i": i}, 2)  # counters 1, 2
+
+    async def add():
+        async with open_queue(redis_server, ctx) as queue:
+            return (await queue.add("theirs", {}, {"priority": 2, "delay": 60_000})).id
+
+    theirs = run_async(r, add())
+    ours = add_delayed_job(scripts, ctx, "ours", {}, 2, 60_000)
+    due = {job_id: due_ms for job_id, due_ms, _ in delayed_jobs(scripts, ctx)}
+    assert set(due) == {theirs, ours}
+    assert abs(due[theirs] - due[ours]) < DEADLINE * 1000  # one layout: due time * 0x1000 + sequence
+    assert r.zcard(Keys.prioritized(ctx)) == 2  # neither is scored while it waits
+
+    assert promote(scripts, ctx, theirs)
+
+    async def promote_ours():
+        async with open_queue(redis_server, ctx) as queue:
+            await (await bullmq.Job.fromId(queue, ours)).promote()
+
+    run_async(r, promote_ours())
+    stored = dict(r.zrange(Keys.prioritized(ctx), 0, -1, withscores=True))
+    assert stored[theirs] == priority_score(2, 3) and stored[ours] == priority_score(2, 4)
+    assert [job_id for job_id, _ in r.zrange(Keys.prioritized(ctx), 0, -1, withscores=True)] == [
+        "1", "2", theirs, ours]
+    assert r.zcard(Keys.delayed(ctx)) == 0

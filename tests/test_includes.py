@@ -282,6 +282,9 @@ EXPECTED_SCRIPTS = {
     "moveToActive": 11,
     "changePriority": 7,
     "getCountsPerPriority": 2,
+    "addDelayedJob": 6,
+    "promote": 9,
+    "retryJob": 10,
 }
 INCLUDES_DIR = LUA_DIR / "includes"
 INCLUDE_FILES = sorted(INCLUDES_DIR.glob("*.lua"))
@@ -308,6 +311,11 @@ PROTOCOL_KEY_ORDER = {
                      "delayed", "paused", "meta", "pc", "marker"),
     "changePriority": ("wait", "paused", "meta", "prioritized", "active", "pc", "marker"),
     "getCountsPerPriority": ("wait", "prioritized"),
+    # BullMQ's addDelayedJob-6 and promote-9; retryJob-11 without its KEYS[4], the job hash.
+    "addDelayedJob": ("marker", "meta", "id", "delayed", "completed", "events"),
+    "promote": ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc", "events", "marker"),
+    "retryJob": ("active", "wait", "paused", "meta", "events", "delayed", "prioritized", "pc", "marker",
+                 "stalled"),
 }
 
 
@@ -339,7 +347,7 @@ def test_scoring_scripts_inline_get_priority_score_once(real_scripts, name):
 
 def test_only_scoring_scripts_call_get_priority_score(real_scripts):
     callers = {n for n, s in real_scripts.items() if "getPriorityScore(" in s.source}
-    assert callers == {"addPrioritizedJob", "changePriority"}
+    assert callers == {"addPrioritizedJob", "changePriority", "moveToActive", "promote", "retryJob"}
 
 
 def test_every_called_include_function_is_defined_once_before_use(real_scripts):
@@ -434,3 +442,71 @@ def test_argument_checks_are_includes_not_inline(real_scripts, check):
     assert users, check
     for name in users:
         assert real_scripts[name].source.count(f"local function {check}(") == 1
+
+
+# -- the include graph (include_graph, includers_of) ---------------------------------------------
+
+
+def test_include_graph_names_files_and_their_direct_includes(tmp_path):
+    from echomq_viz.lua_loader import include_graph
+
+    lua(tmp_path, "includes/sub/x.lua", func("x"))
+    lua(tmp_path, "includes/a.lua", inc("sub/x"), func("a"))  # relative to includes/
+    lua(tmp_path, "includes/b.lua", func("b"))
+    lua(tmp_path, "doThing-1.lua", inc("includes/a"), "return a()", header="KEYS[1] 'wait'")
+    assert include_graph(tmp_path) == {
+        "doThing-1": {"includes/a"},
+        "includes/a": {"includes/sub/x"},
+        "includes/b": set(),
+        "includes/sub/x": set(),
+    }
+
+
+def test_includers_of_follows_chains_and_stops_on_cycles(tmp_path):
+    from echomq_viz.lua_loader import include_graph, includers_of
+
+    lua(tmp_path, "includes/d.lua", func("d"))
+    lua(tmp_path, "includes/b.lua", inc("d"), func("b"))
+    lua(tmp_path, "includes/c.lua", inc("b"), func("c"))
+    lua(tmp_path, "one-1.lua", inc("includes/c"), header="KEYS[1] 'wait'")
+    lua(tmp_path, "two-1.lua", inc("includes/b"), header="KEYS[1] 'wait'")
+    lua(tmp_path, "three-1.lua", header="KEYS[1] 'wait'")
+    graph = include_graph(tmp_path)
+    assert includers_of("includes/d", graph) == {"includes/b", "includes/c", "one-1", "two-1"}
+    assert includers_of("one-1", graph) == set()
+    cyclic = {"includes/p": {"includes/q"}, "includes/q": {"includes/p"}, "s-1": {"includes/q"}}
+    assert includers_of("includes/p", cyclic) == {"includes/p", "includes/q", "s-1"}
+
+
+def test_include_graph_refuses_an_include_that_names_no_file(tmp_path):
+    from echomq_viz.lua_loader import include_graph
+
+    missing, escaping = tmp_path / "missing", tmp_path / "escaping"
+    lua(missing, "includes/a.lua", inc("ghost"), func("a"))
+    with pytest.raises(LuaIncludeError, match=r"'ghost' at includes/a\.lua:4"):
+        include_graph(missing)
+    lua(tmp_path, "outside.lua", func("outside"))
+    lua(escaping, "main-1.lua", inc("../outside"), header="KEYS[1] 'wait'")
+    with pytest.raises(LuaIncludeError, match="'../outside' at main-1.lua:4 names no Lua file inside"):
+        include_graph(escaping)
+
+
+@pytest.mark.parametrize("name, error", [("includes/nothing", ValueError), (None, TypeError),
+                                         ("getPriorityScore", ValueError)])
+def test_includers_of_refuses_a_name_not_in_the_graph(name, error):
+    from echomq_viz.lua_loader import includers_of
+
+    with pytest.raises(error, match="includes/getPriorityScore"):
+        includers_of(name)
+
+
+def test_the_real_include_graph_agrees_with_what_the_loader_inlines(real_scripts):
+    from echomq_viz.lua_loader import include_graph, includers_of
+
+    graph = include_graph()
+    assert set(graph) == {p.relative_to(LUA_DIR).with_suffix("").as_posix() for p in LUA_DIR.rglob("*.lua")}
+    for include in INCLUDE_FILES:
+        name = f"includes/{include.stem}"
+        reaching = {n.split("-")[0] for n in includers_of(name, graph) if not n.startswith("includes/")}
+        inlined = {n for n, s in real_scripts.items() if f"local function {include.stem}(" in s.source}
+        assert reaching == inlined, name

@@ -1,0 +1,196 @@
+"""The views of notebook 08: who includes ``getPriorityScore``, and where a
+job lands on each path that scores it.
+
+- :class:`IncludeGraphView` draws the include graph read from ``lua/``: pick
+  an include, see every script that reaches it;
+- :class:`PathView` asks "where will it land?", runs one path of
+  :data:`echomq_viz.paths.PATHS` on Redis, and shows the queue before and
+  after with the job's score split into (tier, counter).
+
+The experiments themselves live in :mod:`echomq_viz.paths`.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+
+from . import plots
+from .lua_loader import LUA_DIR, include_graph, includers_of
+from .paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
+from .widgets import _PRE, _View, _Status, _busy, _figure, _guarded  # the views' shared plumbing
+
+__all__ = ["IncludeGraphView", "PathView"]
+
+_REACHES = plots.TIER_BITS_COLOR  # boxes and arrows on a path to the chosen include
+_ELSEWHERE = "#bbbbbb"
+
+
+def _layers(graph: dict[str, set[str]], target: str, nodes: set[str]) -> dict[str, int]:
+    """How far each node lies from ``target``: the longest include chain down
+    to it (0 for ``target``); the scripts all go in the farthest column."""
+    depth = {target: 0}
+    changed = True
+    while changed:  # relax until stable: the graph has no cycles (the loader refuses them)
+        changed = False
+        for node in nodes:
+            reached = [depth[t] + 1 for t in graph[node] if t in depth]
+            if reached and max(reached) > depth.get(node, -1):
+                depth[node], changed = max(reached), True
+    far = max(depth.values(), default=0) + 1
+    return {node: (far if not node.startswith("includes/") else depth[node]) for node in nodes | {target}}
+
+
+class IncludeGraphView(_View):
+    """The include graph of ``lua/``, drawn from the chosen include (right)
+    to every script (left); the scripts and includes that reach it in colour."""
+
+    def __init__(self, target: str = SCORER) -> None:
+        self.graph = include_graph(LUA_DIR)
+        self.status = _Status()
+        targets = sorted(n for n in self.graph if n.startswith("includes/") and includers_of(n, self.graph))
+        if target not in targets:
+            raise ValueError(f"target must be an include some Lua file includes, e.g. {SCORER!r}, got {target!r}")
+        self.choice = w.Dropdown(options=targets, value=target, description="include:",
+                                 layout=w.Layout(width="420px"))
+        self.fig = _figure(8.4, 3.8)
+        self.ax = self.fig.add_axes((0.01, 0.01, 0.98, 0.9))
+        self.listing = w.HTML()
+        self.choice.observe(self._on_change, "value")
+        self.widget = w.VBox([self.choice, self.fig.canvas, self.listing, self.status.widget])
+        self._draw()
+
+    def __repr__(self) -> str:
+        return f"IncludeGraphView(target={self.choice.value!r}, scripts={len(self.scripts())})"
+
+    def scripts(self) -> list[str]:
+        """The scripts that reach the chosen include."""
+        return sorted(n for n in includers_of(self.choice.value, self.graph) if not n.startswith("includes/"))
+
+    def listing_text(self) -> str:
+        scripts = self.scripts()
+        others = sorted(n for n in self.graph if not n.startswith("includes/") and n not in scripts)
+        return (f"{len(scripts)} scripts reach {self.choice.value}: {', '.join(scripts)}\n"
+                f"not: {', '.join(others) or 'none'}")
+
+    def _draw(self) -> None:
+        target, ax = self.choice.value, self.ax
+        reaching = includers_of(target, self.graph)
+        scripts = sorted(n for n in self.graph if not n.startswith("includes/"))
+        layer = _layers(self.graph, target, reaching | set(scripts))
+        columns: dict[int, list[str]] = {}
+        for node in sorted(layer):
+            columns.setdefault(layer[node], []).append(node)
+        width = max(columns)
+        where = {node: (width - x, (len(nodes) - 1) / 2 - i)
+                 for x, nodes in columns.items() for i, node in enumerate(nodes)}
+        ax.cla()
+        ax.set_axis_off()
+        for node, targets in self.graph.items():
+            for include in targets & set(where):
+                if node in reaching:
+                    ax.annotate("", xy=where[include], xytext=where[node], arrowprops=dict(
+                        arrowstyle="->", color=_REACHES, shrinkA=48, shrinkB=48, lw=1.2))
+        for node, (x, y) in where.items():
+            on_path = node in reaching or node == target
+            ax.text(x, y, node.removeprefix("includes/"), ha="center", va="center", fontsize=8,
+                    color="white" if on_path else "#555555",
+                    bbox=dict(boxstyle="round", facecolor=_REACHES if on_path else "white",
+                              edgecolor=_REACHES if on_path else _ELSEWHERE))
+        tallest = max(len(nodes) for nodes in columns.values())
+        ax.set_xlim(-0.6, width + 0.6)
+        ax.set_ylim(-tallest / 2, tallest / 2)
+        ax.set_title(f"left: the scripts; right: {target}; arrows: 'includes'", fontsize=9)
+        self.listing.value = f"<pre style='{_PRE}'>{html.escape(self.listing_text())}</pre>"
+        self.fig.canvas.draw_idle()
+
+    @_guarded
+    def _on_change(self, change=None) -> None:
+        self.status.clear()
+        self._draw()
+
+
+class PathView(_View):
+    """One scoring path: guess where the job lands, run it on Redis, read the
+    queue before and after and the job's score split into (tier, counter).
+
+    :param lab: the :class:`~echomq_viz.paths.ScoringPaths` of a demo queue.
+    :param path: a key of :data:`~echomq_viz.paths.PATHS`.
+    """
+
+    def __init__(self, lab: ScoringPaths, path: str) -> None:
+        if not isinstance(lab, ScoringPaths):
+            raise TypeError(f"lab must be a ScoringPaths, e.g. ScoringPaths(Demo('viz-08-paths')), "
+                            f"got {type(lab).__name__}")
+        if path not in PATHS:
+            raise ValueError(f"path must be one of {', '.join(map(repr, PATHS))}, got {path!r}")
+        self.lab, self.path = lab, path
+        self.status = _Status()
+        self.result: PathRun | None = None
+        _, script, question = PATHS[path]
+        self.question = w.HTML(f"<b>{html.escape(script)}</b>: {html.escape(question)}")
+        self.prediction = w.ToggleButtons(options=LANDINGS, value=None, description="Your guess:")
+        self.run_button = w.Button(description="Run it on Redis", icon="play", button_style="primary")
+        self.fig = _figure(8.4, 2.1)
+        room = len(SCENE) + 1
+        self.before = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), room,
+                                             "before, next out at the left")
+        self.after = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), room,
+                                            "after: press Run it on Redis")
+        plots.update_queue_strip(self.before, [(str(i), p) for i, p in enumerate(SCENE, start=1)])
+        self.readout = w.HTML()
+        self.run_button.on_click(self._on_run)
+        self.prediction.observe(self._on_guess, "value")
+        self.widget = w.VBox([self.question, self.prediction, self.run_button, self.fig.canvas,
+                              self.readout, self.status.widget])
+
+    def __repr__(self) -> str:
+        landed = self.result.landing if self.result else None
+        return f"PathView(path={self.path!r}, prediction={self.prediction.value!r}, landed={landed!r})"
+
+    def predict(self, choice: str) -> "PathView":
+        """Make the reader's guess from code: one of :data:`~echomq_viz.paths.LANDINGS`."""
+        if choice not in LANDINGS:
+            raise ValueError(f"the guess must be one of {', '.join(map(repr, LANDINGS))}, got {choice!r}")
+        self.prediction.value = choice
+        return self
+
+    def verdict_text(self) -> str:
+        """What happened on Redis, and how it compares with the guess."""
+        if self.result is None:
+            return "not run yet: press Run it on Redis"
+        guess = self.prediction.value
+        verdict = ("no guess made" if guess is None else
+                   f"you guessed {guess!r}: " + ("right" if guess == self.result.landing else "not what Redis did"))
+        return f"{self.result.text()}\n{verdict}"
+
+    def run_on_redis(self) -> PathRun:
+        """Run the path from a fresh scene through its real script, and show it."""
+        with _busy(self.run_button):
+            self.result = run = self.lab.run(self.path)
+        plots.update_queue_strip(self.before, run.queue_before)
+        plots.update_queue_strip(self.after, run.queue_after)
+        for strip, queue in ((self.before, run.queue_before), (self.after, run.queue_after)):
+            for box, (job_id, _) in zip(strip.boxes, queue):
+                box.set_linewidth(3 if job_id == run.job_id else 1)
+        waiting = "" if run.before.container != "delayed" else f" (job {run.job_id} waits in 'delayed')"
+        self.before.boxes[0].axes.set_title(f"before, next out at the left{waiting}", fontsize=9)
+        self.after.boxes[0].axes.set_title(f"after: job {run.job_id} landed at the {run.landing}", fontsize=9)
+        self._show_verdict()
+        self.fig.canvas.draw_idle()
+        return run
+
+    def _show_verdict(self) -> None:
+        self.readout.value = f"<pre style='{_PRE}'>{html.escape(self.verdict_text())}</pre>"
+
+    @_guarded
+    def _on_guess(self, change=None) -> None:
+        self.status.clear()
+        if self.result is not None:
+            self._show_verdict()
+
+    @_guarded
+    def _on_run(self, button=None) -> None:
+        self.status.clear()
+        self.run_on_redis()
