@@ -219,7 +219,8 @@ class DesignRunner:
         added = self._fill(self.right, scenario.jobs, None)
         right_scores = {e.job_id: e.score for e in self.right.entries()}
         right_order = tuple(job.id for job in self.right.drain())
-        wrong_added = self._fill(wrong, scenario.jobs, design if design.script == "addPrioritizedJob" else None)
+        changes_add = design.script == "addPrioritizedJob"
+        wrong_added = self._fill(wrong, scenario.jobs, design if changes_add else None)
         if wrong_added != added:
             raise RuntimeError(f"the two queues gave different job ids: {added} and {wrong_added}")
         design_scores = {e.job_id: e.score for e in wrong.entries()}
@@ -361,8 +362,8 @@ class PackOutcome:
                 f"{'Redis stored':>22}  read back as (tenant, priority, arrival)"]
         for member, *keys in self.jobs:
             s = stored[member]
-            rows.append(f"{member:>6}  {keys[0]:>6}  {keys[1]:>4}  {keys[2]:>7}  {self.budget.pack(*keys):>22,}  "
-                        f"{int(s):>22,}  {self.budget.unpack(s)}")
+            rows.append(f"{member:>6}  {keys[0]:>6}  {keys[1]:>4}  {keys[2]:>7}  "
+                        f"{self.budget.pack(*keys):>22,}  {int(s):>22,}  {self.budget.unpack(s)}")
         rows.append(f"sorted by (tenant, priority, arrival): {' '.join(self.right_order)}")
         rows.append(f"ZPOPMIN order on Redis:                {' '.join(self.order)}")
         if self.order == self.right_order and not self.rounded:
@@ -374,8 +375,11 @@ class PackOutcome:
 
 
 def _checked_jobs(budget: Budget, jobs: object) -> tuple[tuple[str, int, int, int], ...]:
-    if not isinstance(jobs, (list, tuple)) or not 1 <= len(jobs) <= 1000:
-        raise ValueError(f"jobs must be a list of 1..1000 (member, tenant, priority, arrival) tuples, got {jobs!r:.80}")
+    if not isinstance(jobs, (list, tuple)):
+        raise TypeError(f"jobs must be a list of (member, tenant, priority, arrival) tuples, "
+                        f"got {type(jobs).__name__}")
+    if not 1 <= len(jobs) <= 1000:
+        raise ValueError(f"jobs must hold 1..1000 jobs, got {len(jobs)}")
     checked, seen = [], set()
     for job in jobs:
         if not isinstance(job, (tuple, list)) or len(job) != 4:
@@ -388,7 +392,8 @@ def _checked_jobs(budget: Budget, jobs: object) -> tuple[tuple[str, int, int, in
     return tuple(checked)
 
 
-def run_packing(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *, past_53_for_teaching: bool = False) -> PackOutcome:
+def run_packing(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *,
+                past_53_for_teaching: bool = False) -> PackOutcome:
     """Empty the demo queue, then run ``packThreeKeys.lua``: it packs every
     job's three keys into a score in Lua, ZADDs them and ZPOPMINs them all.
 

@@ -197,8 +197,8 @@ class DoubleView(_View):
             else:
                 stored = demo.add_past_the_limit_for_teaching("double", p, c)[1]
         same = double_plots.double_bits(stored) == double_plots.double_bits(self.stored)
-        self.redis_text = (f"Redis stored {int(stored):,}: "
-                           f"{'the same 64 bits' if same else 'DIFFERENT bits from ' + f'{int(self.stored):,}'}")
+        verdict = "the same 64 bits" if same else f"DIFFERENT bits from {int(self.stored):,}"
+        self.redis_text = f"Redis stored {int(stored):,}: {verdict}"
         colour = "#1b7f3b" if same else "#b00020"
         self.redis_result.value = f"<span style='color:{colour}'>{html.escape(self.redis_text)}</span>"
         return stored

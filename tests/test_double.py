@@ -159,7 +159,8 @@ def test_a_view_without_a_demo_or_redis_says_so_in_one_line():
     with pytest.raises(RuntimeError, match="made without a Demo"):
         view.check_on_redis()
     server = RedisServer().start()
-    lost = DoubleView(Demo("viz-test-double", client=server.client(socket_timeout=1, socket_connect_timeout=1)))
+    client = server.client(socket_timeout=1, socket_connect_timeout=1)
+    lost = DoubleView(Demo("viz-test-double", client=client))
     server.stop()
     lost.check_button.click()
     assert lost.status.text.startswith("error: ConnectionError") and "\n" not in lost.status.text
