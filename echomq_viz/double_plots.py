@@ -143,7 +143,7 @@ def draw_spacing(ax: Axes, stored: float, low: int = 51, high: int = 58) -> Spac
     edges = np.arange(low, high + 1)
     ax.step(edges, edges - MANTISSA_BITS, where="post", color="#555555", lw=1.5)
     ax.axvline(EXACT_BITS, color=FALLEN_COLOR, lw=1, ls="--")
-    ax.text(EXACT_BITS + 0.05, high - MANTISSA_BITS - 0.3, "2^53: the last whole numbers\n1 apart",
+    ax.text(EXACT_BITS + 0.05, high - MANTISSA_BITS - 0.3, "2^53: whole numbers stop\nbeing 1 apart",
             fontsize=7, color=FALLEN_COLOR, va="top")
     (marker,) = ax.plot([], [], "o", ms=9, mfc="white", mec="black", mew=2, zorder=5)
     note = ax.text(0.01, 0.97, "", transform=ax.transAxes, va="top", fontsize=8)
