@@ -46,9 +46,24 @@ def _why(why: str) -> str:
     return f" ({why})" if why else ""
 
 
+def _show_int(number: int) -> str:
+    """``number`` with ``_`` separators; from 2**99 on (31 digits) as ``1.234e+100``,
+    which keeps the line short (and works past Python's 4300-digit str limit)."""
+    if abs(number).bit_length() < 100:
+        return f"{number:_}"
+    exponent = int(math.log10(abs(number)))
+    mantissa = abs(number) / 10**exponent  # int / int: correctly rounded, however large
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    text = f"{mantissa:.3f}"
+    if text == "10.000":
+        text, exponent = "1.000", exponent + 1
+    return f"{'-' if number < 0 else ''}{text}e+{exponent}"
+
+
 def _in_range(what: str, number: int, low: int | None, high: int | None, why: str) -> int:
     if (low is not None and number < low) or (high is not None and number > high):
-        raise ValueError(f"{what} must be {_range_text(low, high)}{_why(why)}, got {number:_}")
+        raise ValueError(f"{what} must be {_range_text(low, high)}{_why(why)}, got {_show_int(number)}")
     return number
 
 
