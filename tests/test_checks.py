@@ -9,6 +9,13 @@ from hypothesis import given, strategies as st
 from echomq_viz.checks import check_bool, check_int, check_str, check_text, check_whole, describe
 
 
+def assert_refuses(call, error: type[Exception], message: str) -> None:
+    """``call()`` raises ``error`` with exactly ``message``, one line (shared by the module tests)."""
+    with pytest.raises(error) as info:
+        call()
+    assert str(info.value) == message and len(message.splitlines()) == 1
+
+
 @pytest.mark.parametrize("value", [3, np.int64(3), np.uint8(3)])
 def test_check_int_accepts_every_integer_kind_as_a_plain_int(value):
     result = check_int("priority", value, 1, 5)
@@ -119,3 +126,14 @@ def test_check_whole_refuses_with_one_line(value, error, expected):
         check_whole("score", value, 0, 2**53 - 1 if value == 2**53 else None,
                     why="2**53 - 1" if value == 2**53 else "")
     assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("value, shown", [
+    (2**99 - 1, "633_825_300_114_114_700_748_351_602_687"),
+    (2**99, "6.338e+29"), (10**30, "1.000e+30"), (-(2**200), "-1.607e+60"), (10**4300, "1.000e+4300"),
+    (10**31 - 1, "1.000e+31"),
+], ids=["2**99 - 1", "2**99", "10**30", "-2**200", "10**4300", "10**31 - 1"])
+def test_a_huge_int_is_shown_short(value, shown):
+    with pytest.raises(ValueError) as caught:
+        check_int("lock_ms", value, 1, 2**31 - 1)
+    assert str(caught.value) == f"lock_ms must be in 1..2_147_483_647, got {shown}"
