@@ -11,7 +11,7 @@ import pytest
 
 from echomq_viz.keys import KEY_TYPES, Keys, QueueContext
 from echomq_viz.lua_loader import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
-from echomq_viz.scripts import MAX_PRIORITY_COUNTER
+from echomq_viz.score import MAX_PRIORITY_COUNTER
 
 FUNCTION_DEF = re.compile(r"^local function (\w+)\(", re.M)
 
