@@ -697,3 +697,29 @@ def test_view_works_for_a_read_only_acl_user(monkeypatch, r, redis_server, scrip
     finally:
         r.acl_deluser(user)
 
+
+# -- a priority counter the scripts refuse ---------------------------------------------------
+
+
+@pytest.mark.parametrize("pc, refused", [
+    (0, False), (2**53 - 2, False),  # the largest pc whose next INCR stays exact
+    (2**53 - 1, True), (2**63 - 1, True), (-1, True), (-(2**63), True),
+])
+def test_a_pc_the_scripts_refuse_is_flagged(r, scripts, ctx, pc, refused):
+    scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
+    r.set(Keys.pc(ctx), pc)
+    report = inspect_queue(r, ctx)
+    assert report.pc == pc
+    assert ("pc-out-of-range" in codes(report)) == refused
+    if refused:
+        found = finding(report, "pc-out-of-range")
+        assert (found.severity, found.count) == ("error", 1)
+        assert found.message == (f"pc = {pc:,} is outside 0..9,007,199,254,740,990 (2**53 - 2): the scripts "
+                                 "refuse every prioritized add and priority change until it is set back")
+    # The finding says what the real scripts do with this pc.
+    try:
+        scripts.add_prioritized_job(ctx, "next", {}, 1)
+    except redis.ResponseError as error:
+        assert refused and "0..9007199254740990" in str(error)
+    else:
+        assert not refused
