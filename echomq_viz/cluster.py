@@ -30,6 +30,7 @@ import secrets
 import time
 from typing import Any, Iterable, Sequence
 
+from .checks import check_int
 from .keys import key_slot
 from .server import RedisServer, RedisUnavailable, find_redis_server, free_tcp_port
 
@@ -66,8 +67,7 @@ def cluster_port() -> int:
 
 def slot_ranges(masters: int) -> list[tuple[int, int]]:
     """The slots master ``i`` gets: ``masters`` contiguous, near-equal ranges."""
-    if isinstance(masters, bool) or not isinstance(masters, int) or not 1 <= masters <= SLOTS:
-        raise ValueError(f"masters must be an int in 1..{SLOTS}, got {masters!r}")
+    masters = check_int("masters", masters, 1, SLOTS)
     bounds = [SLOTS * i // masters for i in range(masters + 1)]
     return [(bounds[i], bounds[i + 1] - 1) for i in range(masters)]
 
@@ -117,9 +117,9 @@ class LocalCluster:
         node_timeout_ms: int = 5000, form_timeout: float = 20.0,
     ) -> None:
         self.ranges = slot_ranges(masters)
-        self.masters = masters
+        self.masters = len(self.ranges)
         self.executable = executable or find_redis_server()
-        self.node_timeout_ms = node_timeout_ms
+        self.node_timeout_ms = check_int("node_timeout_ms", node_timeout_ms, 1)
         self.form_timeout = form_timeout
         self.password = secrets.token_urlsafe(32)  # fresh for each cluster, never shown
         self.nodes: list[RedisServer] = []
@@ -238,11 +238,11 @@ class LocalCluster:
 
     def owner_index(self, key_or_slot: str | int) -> int:
         """Which node (index into :attr:`nodes`) owns a slot, or a key's slot."""
-        slot = key_or_slot if isinstance(key_or_slot, int) else key_slot(key_or_slot)
-        for index, (first, last) in enumerate(self.ranges):
-            if first <= slot <= last:
-                return index
-        raise ValueError(f"slot {slot} is outside 0..{SLOTS - 1}")
+        if isinstance(key_or_slot, (str, bytes)):
+            slot = key_slot(key_or_slot)
+        else:
+            slot = check_int("slot", key_or_slot, 0, SLOTS - 1)
+        return next(index for index, (first, last) in enumerate(self.ranges) if first <= slot <= last)
 
     def owners(self, keys: Sequence[str]) -> list[int]:
         """The owning node of each key."""
