@@ -141,6 +141,8 @@ def _crc16_xmodem(data: bytes) -> int:
 
 def key_slot(key: str | bytes) -> int:
     """The Redis Cluster slot of a key: CRC16 of its hash tag (or whole key) mod 16384."""
+    if not isinstance(key, (str, bytes, bytearray, memoryview)):  # bytes(5) is five NUL bytes: a real key
+        raise TypeError(f"key must be a str or bytes, got {describe(key)}")
     raw = key.encode() if isinstance(key, str) else bytes(key)
     start = raw.find(b"{")
     if start != -1:

@@ -412,6 +412,7 @@ EXACT_REFUSALS = {
                   "delayed, completed, stalled, limiter, paused: its job hash would be that key), got 'pc'"),
     "job id b'x'": (lambda: validate_job_id(b"x"), TypeError, "job id must be a str, got bytes b'x'"),
     "ctx a str": (lambda: Keys.pc("q"), TypeError, "ctx must be a QueueContext, e.g. QueueContext('orders'), got str 'q'"),
+    "key_slot of an int": (lambda: key_slot(5), TypeError, "key must be a str or bytes, got int 5"),
 }
 
 
