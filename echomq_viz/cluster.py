@@ -1,25 +1,15 @@
 """A small real Redis Cluster on 127.0.0.1, for the cluster notebook and tests.
 
-Why it matters: every key of queue ``Q`` is ``emq:{Q}:<type>``, and Redis
-Cluster hashes only the ``{Q}`` hash tag, so all of a queue's keys share one
-slot on one node, and a Lua script touching nine or eleven of them may run.
-:class:`LocalCluster` lets you watch that on real servers:
-
-- it starts N masters (3 by default) with the same ``redis-server`` binary,
-  each a :class:`~echomq_viz.server.RedisServer` in cluster mode, so each is
-  tied to this process and stops with it, however it dies; they listen on
-  127.0.0.1 only and share one fresh random password (a cluster client uses
-  one password for every node). The cluster bus (port + 10000) takes no
-  password: Redis has no authentication there, in 6.2 or 7.x;
-- it gives node ``i`` the ``i``-th contiguous share of the 16384 slots with
-  CLUSTER ADDSLOTS (ADDSLOTSRANGE is 7.0+, so slots go as lists), joins the
-  nodes with CLUSTER MEET, and waits, with a deadline, until every node says
-  ``cluster_state:ok``, knows all N nodes and sees the same slot map;
-- :meth:`LocalCluster.client` gives a ``redis.cluster.RedisCluster``.
-
-The cluster is formed by hand, not with ``redis-cli --cluster create``, so
-only ``redis-server`` is needed: the bundled 6.2 and a system 7.x both work.
-Forming one takes about 2 s. Ports are free ones and differ on every run.
+Every key of queue ``Q`` is ``emq:{Q}:<type>`` and Redis Cluster hashes only
+the ``{Q}`` hash tag, so a queue's keys share one slot on one node and a Lua
+script touching nine or eleven of them may run. :class:`LocalCluster` shows
+that on real servers: N masters (3 by default), each a private
+:class:`~echomq_viz.server.RedisServer` in cluster mode on 127.0.0.1 with one
+shared random password (the cluster bus, port + 10000, has no authentication
+in Redis), given contiguous slot shares with CLUSTER ADDSLOTS, joined with
+CLUSTER MEET, and waited for until every node agrees on one healthy slot map.
+Formed by hand rather than by ``redis-cli --cluster create``, it needs only
+``redis-server``, 6.2 or 7.x; forming takes about 2 s.
 
 :func:`keyslot_table` asks a server (not our own CRC16) which slot keys hash to.
 """
