@@ -1,19 +1,65 @@
 """echomq-viz: how one Redis sorted set serves as a two-key priority queue.
 
+What a user imports is listed in ``__all__``: ``from echomq_viz import
+priority_score, Demo``. Each name is imported from its module on first use,
+so ``import echomq_viz`` alone stays light (no Redis client, no matplotlib).
+
 Modules, from the pure core outward:
 
-- :mod:`echomq_viz.score`   the composite score maths (pure, no I/O)
-- :mod:`echomq_viz.keys`    every Redis key of a queue, built in one place
-- :mod:`echomq_viz.scripts` the real EchoMQ Lua scripts and their Python API
-- :mod:`echomq_viz.server`  a real Redis: ``REDIS_URL`` or a private embedded one
-- :mod:`echomq_viz.cluster` a local Redis Cluster built from those servers
-- :mod:`echomq_viz.live`    demo queues: the experiments the notebooks run
-- :mod:`echomq_viz.inspect` a read-only report on any real queue
-- :mod:`echomq_viz.interop` the stock BullMQ client, from plain functions
-- :mod:`echomq_viz.plots`   figures drawn on a matplotlib ``ax``, updated in place
-- :mod:`echomq_viz.widgets` the notebooks' interactive views
-
-Importing the package imports none of them, so each stays as light as it is.
+- :mod:`echomq_viz.checks`        argument checks, one wording for the whole package
+- :mod:`echomq_viz.score`         the composite score maths (pure, no I/O)
+- :mod:`echomq_viz.keys`          every Redis key of a queue, built in one place
+- :mod:`echomq_viz.queue_report`  what a read prioritized set means: report and findings (pure)
+- :mod:`echomq_viz.lua_loader`    the strict loader of the Lua scripts in ``lua/``
+- :mod:`echomq_viz.script_stream` many calls of one script down one connection, pipelined
+- :mod:`echomq_viz.scripts`       the real EchoMQ Lua scripts and their Python API
+- :mod:`echomq_viz._process`      (private) the processes and temp folders the package starts
+- :mod:`echomq_viz._supervisor`   (private) keeps a private redis-server alive as long as its parent
+- :mod:`echomq_viz.server`        a real Redis: ``REDIS_URL`` or a private embedded one
+- :mod:`echomq_viz.owners`        which process owns which demo keys on a shared Redis
+- :mod:`echomq_viz.live`          demo queues: the experiments the notebooks run
+- :mod:`echomq_viz.cluster`       a local Redis Cluster built from those servers
+- :mod:`echomq_viz.inspection`    a read-only report on any real queue
+- :mod:`echomq_viz.interop`       the stock BullMQ client, from plain functions
+- :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
+- :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
+- :mod:`echomq_viz.export`        the notebooks as offline HTML pages
+- :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 """
 
+from __future__ import annotations
+
+import importlib
+
 __version__ = "0.1.0"
+
+# name -> the module that defines it
+_WHERE = {
+    **dict.fromkeys(
+        ("priority_score", "split_score", "split_stored", "stored_score", "is_exact", "tier_bounds",
+         "priority_scores_array", "split_scores_array", "TIER_SPAN", "COUNTER_MASK", "PRIORITY_LIMIT",
+         "EXACT_LIMIT", "MAX_SCORE", "MAX_PRIORITY_COUNTER"), "echomq_viz.score"),
+    **dict.fromkeys(("Keys", "QueueContext", "KEY_TYPES", "validate_job_id", "key_slot"), "echomq_viz.keys"),
+    **dict.fromkeys(("Scripts", "Job", "DrainError", "validate_priority"), "echomq_viz.scripts"),
+    **dict.fromkeys(("connect", "RedisServer", "RedisUnavailable", "redact_url"), "echomq_viz.server"),
+    **dict.fromkeys(("Demo", "seeded_priorities"), "echomq_viz.live"),
+    "clean_orphans": "echomq_viz.owners",
+    **dict.fromkeys(("inspect_queue", "QueueReport", "Finding"), "echomq_viz.inspection"),
+    "LocalCluster": "echomq_viz.cluster",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's module on first use (PEP 562)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

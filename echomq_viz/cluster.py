@@ -1,25 +1,15 @@
 """A small real Redis Cluster on 127.0.0.1, for the cluster notebook and tests.
 
-Why it matters: every key of queue ``Q`` is ``emq:{Q}:<type>``, and Redis
-Cluster hashes only the ``{Q}`` hash tag, so all of a queue's keys share one
-slot on one node, and a Lua script touching nine or eleven of them may run.
-:class:`LocalCluster` lets you watch that on real servers:
-
-- it starts N masters (3 by default) with the same ``redis-server`` binary,
-  each a :class:`~echomq_viz.server.RedisServer` in cluster mode, so each is
-  tied to this process and stops with it, however it dies; they listen on
-  127.0.0.1 only and share one fresh random password (a cluster client uses
-  one password for every node). The cluster bus (port + 10000) takes no
-  password: Redis has no authentication there, in 6.2 or 7.x;
-- it gives node ``i`` the ``i``-th contiguous share of the 16384 slots with
-  CLUSTER ADDSLOTS (ADDSLOTSRANGE is 7.0+, so slots go as lists), joins the
-  nodes with CLUSTER MEET, and waits, with a deadline, until every node says
-  ``cluster_state:ok``, knows all N nodes and sees the same slot map;
-- :meth:`LocalCluster.client` gives a ``redis.cluster.RedisCluster``.
-
-The cluster is formed by hand, not with ``redis-cli --cluster create``, so
-only ``redis-server`` is needed: the bundled 6.2 and a system 7.x both work.
-Forming one takes about 2 s. Ports are free ones and differ on every run.
+Every key of queue ``Q`` is ``emq:{Q}:<type>`` and Redis Cluster hashes only
+the ``{Q}`` hash tag, so a queue's keys share one slot on one node and a Lua
+script touching nine or eleven of them may run. :class:`LocalCluster` shows
+that on real servers: N masters (3 by default), each a private
+:class:`~echomq_viz.server.RedisServer` in cluster mode on 127.0.0.1 with one
+shared random password (the cluster bus, port + 10000, has no authentication
+in Redis), given contiguous slot shares with CLUSTER ADDSLOTS, joined with
+CLUSTER MEET, and waited for until every node agrees on one healthy slot map.
+Formed by hand rather than by ``redis-cli --cluster create``, it needs only
+``redis-server``, 6.2 or 7.x; forming takes about 2 s.
 
 :func:`keyslot_table` asks a server (not our own CRC16) which slot keys hash to.
 """
@@ -30,6 +20,7 @@ import secrets
 import time
 from typing import Any, Iterable, Sequence
 
+from .checks import check_int
 from .keys import key_slot
 from .server import RedisServer, RedisUnavailable, find_redis_server, free_tcp_port
 
@@ -66,8 +57,7 @@ def cluster_port() -> int:
 
 def slot_ranges(masters: int) -> list[tuple[int, int]]:
     """The slots master ``i`` gets: ``masters`` contiguous, near-equal ranges."""
-    if isinstance(masters, bool) or not isinstance(masters, int) or not 1 <= masters <= SLOTS:
-        raise ValueError(f"masters must be an int in 1..{SLOTS}, got {masters!r}")
+    masters = check_int("masters", masters, 1, SLOTS)
     bounds = [SLOTS * i // masters for i in range(masters + 1)]
     return [(bounds[i], bounds[i + 1] - 1) for i in range(masters)]
 
@@ -117,9 +107,9 @@ class LocalCluster:
         node_timeout_ms: int = 5000, form_timeout: float = 20.0,
     ) -> None:
         self.ranges = slot_ranges(masters)
-        self.masters = masters
+        self.masters = len(self.ranges)
         self.executable = executable or find_redis_server()
-        self.node_timeout_ms = node_timeout_ms
+        self.node_timeout_ms = check_int("node_timeout_ms", node_timeout_ms, 1)
         self.form_timeout = form_timeout
         self.password = secrets.token_urlsafe(32)  # fresh for each cluster, never shown
         self.nodes: list[RedisServer] = []
@@ -238,11 +228,11 @@ class LocalCluster:
 
     def owner_index(self, key_or_slot: str | int) -> int:
         """Which node (index into :attr:`nodes`) owns a slot, or a key's slot."""
-        slot = key_or_slot if isinstance(key_or_slot, int) else key_slot(key_or_slot)
-        for index, (first, last) in enumerate(self.ranges):
-            if first <= slot <= last:
-                return index
-        raise ValueError(f"slot {slot} is outside 0..{SLOTS - 1}")
+        if isinstance(key_or_slot, (str, bytes)):
+            slot = key_slot(key_or_slot)
+        else:
+            slot = check_int("slot", key_or_slot, 0, SLOTS - 1)
+        return next(index for index, (first, last) in enumerate(self.ranges) if first <= slot <= last)
 
     def owners(self, keys: Sequence[str]) -> list[int]:
         """The owning node of each key."""

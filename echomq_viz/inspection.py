@@ -1,47 +1,24 @@
 """A read-only inspector for a real queue's prioritized set.
 
-:func:`inspect_queue` points at any Redis that holds an EchoMQ or stock
-BullMQ queue, reads the sorted set ``<prefix>:<queue>:prioritized`` in small
-chunks, splits every score into its two sort keys (tier, counter) exactly,
-and returns a frozen :class:`QueueReport`: the decoded numbers for plotting
-(see :attr:`QueueReport.plottable`) and :class:`Finding` records about what
-breaks the priority order (both from :mod:`echomq_viz.queue_report`, the
-pure half).
+:func:`inspect_queue` reads the sorted set ``<prefix>:<queue>:prioritized`` of
+any EchoMQ or stock BullMQ queue in chunks, splits every score exactly into
+(tier, counter) and returns a frozen :class:`QueueReport` with the numbers to
+plot and the :class:`Finding` records about what breaks the priority order
+(both from :mod:`echomq_viz.queue_report`, the pure half).
 
-Gentle on a production server
------------------------------
-It sends only read commands, pipelined without MULTI: ``TYPE``, ``EXISTS``,
-``ZCARD``, ``ZRANGEBYSCORE ... WITHSCORES LIMIT``, ``GET``, ``LLEN`` and
-``HGET``. No write, no EVAL: an ACL user limited to ``+@read`` may run it.
-Each ``ZRANGEBYSCORE`` asks for at most ``chunk_size`` members
-(:data:`CHUNK_SIZE` by default, well under a millisecond of server time), so no
-single command holds up the server's other clients. Replies are read as
-bytes whatever the client decodes, because a member need not be UTF-8: ids
-are shown with ``\\x`` escapes where they are not (a finding), and job hashes
-are looked up by the member's bytes.
+Gentle on a production server: only read commands (``TYPE``, ``EXISTS``,
+``ZCARD``, ``ZRANGEBYSCORE ... LIMIT``, ``GET``, ``LLEN``, ``HGET``),
+pipelined without MULTI, so an ACL user limited to ``+@read`` may run it;
+each ``ZRANGEBYSCORE`` asks for at most ``chunk_size`` members. Replies stay
+bytes, since a member need not be UTF-8 (such ids are shown with ``\\x``
+escapes and are a finding).
 
-Queue names
------------
-BullMQ builds keys as ``<prefix>:<queue>:<type>``, so the inspector takes the
-name as it appears in the keys: ``queue="{Q}"`` for the EchoMQ queue ``Q``
-(or ``QueueContext("Q")``), ``queue="orders", prefix="bull"`` for a stock
-BullMQ queue. Writing nothing, it accepts any name a deployment may use and
-refuses only what cannot be a key part: a non-str, an empty string,
-whitespace or control characters.
-
-Reading a live queue
---------------------
-Chunks follow a score cursor (the last score read, plus how many members at
-that score were already read), not index ranges: when a worker pops jobs
-from the front between two chunks, index ranges would skip jobs, the cursor
-does not. ``pc`` and the wait list are read after the set, so every counter
-read came from an INCR that ``pc`` already reflects. A job re-scored mid-read
-may still be missed or seen twice.
-
-Bad arguments raise :class:`TypeError` / :class:`ValueError` before any
-command; a key of the wrong type raises :class:`ValueError`; an unreachable
-server raises redis-py's own ``ConnectionError`` (or ``TimeoutError``) with the
-key base in the message.
+The name is taken as it appears in the keys: ``queue="{Q}"`` (or
+``QueueContext("Q")``) for the EchoMQ queue ``Q``, ``queue="orders",
+prefix="bull"`` for a BullMQ one. Chunks follow a score cursor rather than
+index ranges, so a worker popping jobs meanwhile makes it skip none; ``pc``
+and the wait list are read after the set, so every counter read came from an
+INCR that ``pc`` already reflects.
 """
 
 from __future__ import annotations
@@ -55,6 +32,7 @@ import numpy as np
 import redis
 from redis.client import NEVER_DECODE
 
+from .checks import check_bool, check_int, check_str, describe
 from .keys import Keys, QueueContext
 from .queue_report import (
     WRAP_WARNING, Collision, Finding, PriorityMismatch, QueueReport, decode_scores, find_collisions,
@@ -96,13 +74,10 @@ def _text(value: Any) -> str:
 
 
 def _check_name(what: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
-    if not value:
-        raise ValueError(f"{what} must not be empty")
+    check_str(what, value)
     bad = _BAD_NAME.search(value)
     if bad:
-        raise ValueError(f"{what} {value!r} contains {bad.group()!r}: no whitespace or control characters")
+        raise ValueError(f"{what} must not contain whitespace or control characters, got {bad.group()!r} in {value!r}")
     return value
 
 
@@ -110,7 +85,7 @@ def _resolve_queue(queue: object, prefix: object) -> tuple[str, str, str]:
     """Return ``(prefix, queue name as in the keys, key base)``."""
     if isinstance(queue, QueueContext):
         if prefix not in ("emq", queue.prefix):  # "emq" is the default: not given
-            raise ValueError(f"prefix {prefix!r} disagrees with the QueueContext's prefix {queue.prefix!r}")
+            raise ValueError(f"prefix must be the QueueContext's {queue.prefix!r} (or left out), got {prefix!r}")
         base = Keys.base(queue)
         return queue.prefix, base[len(queue.prefix) + 1:-1], base
     _check_name("key prefix", prefix)
@@ -119,18 +94,15 @@ def _resolve_queue(queue: object, prefix: object) -> tuple[str, str, str]:
 
 
 def _check_args(client: object, chunk_size: object, progress: object, wrap_warning: object,
-                check_jobs: object) -> None:
+                check_jobs: object) -> tuple[int, int]:
+    """``(chunk_size, wrap_warning)`` as ints, after checking every argument."""
     if not all(hasattr(client, name) for name in ("pipeline", "execute_command")):
+        # the type only: a URL passed by mistake may hold a password
         raise TypeError(f"client must be a redis-py client (redis.Redis), got {type(client).__name__}")
-    for what, value, lowest in (("chunk_size", chunk_size, 1), ("wrap_warning", wrap_warning, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-        if value < lowest:
-            raise ValueError(f"{what} must be >= {lowest}, got {value}")
     if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable progress(done, total) or None, got {progress!r}")
-    if not isinstance(check_jobs, bool):
-        raise TypeError(f"check_jobs must be a bool, got {type(check_jobs).__name__}")
+        raise TypeError(f"progress must be a callable progress(done, total) or None, got {describe(progress)}")
+    check_bool("check_jobs", check_jobs)
+    return check_int("chunk_size", chunk_size, 1), check_int("wrap_warning", wrap_warning, 0)
 
 
 _EXPECTED_TYPES = {"prioritized": "zset", "wait": "list", "pc": "string"}
@@ -249,14 +221,14 @@ def inspect_queue(client: Any, queue: str | QueueContext, prefix: str = "emq", *
     :raises ValueError: for a bad name or chunk size, or a key of the wrong type.
     :raises redis.exceptions.ConnectionError: when the server cannot be reached.
     """
-    _check_args(client, chunk_size, progress, wrap_warning, check_jobs)
+    chunk_size, wrap_warning = _check_args(client, chunk_size, progress, wrap_warning, check_jobs)
     prefix, queue_name, base = _resolve_queue(queue, prefix)
     keys = {"prioritized": base + "prioritized", "pc": base + "pc", "wait": base + "wait", "job": base + "<id>"}
     try:
         found = _check_types(client, keys)
         hint = _layout_hint(client, prefix, queue_name) if set(found.values()) == {"none"} else None
         total = int(client.zcard(keys["prioritized"]))
-        members, scores = _read_set(client, keys["prioritized"], int(chunk_size), total, progress)
+        members, scores = _read_set(client, keys["prioritized"], chunk_size, total, progress)
         if progress is not None and not members:
             progress(0, 0)
         # Read after the set: every counter read above came from an INCR that pc includes.
@@ -268,7 +240,7 @@ def inspect_queue(client: Any, queue: str | QueueContext, prefix: str = "emq", *
         tiers, counters = decode_scores(scores)
         mismatches, missing = (), ()
         if check_jobs and members:
-            mismatches, missing = _read_job_priorities(client, base, members, ids, tiers, int(chunk_size))
+            mismatches, missing = _read_job_priorities(client, base, members, ids, tiers, chunk_size)
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         raise type(exc)(f"cannot inspect {base}: {exc}") from exc
     try:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
+from .checks import check_int, check_str, describe
 from .keys import QueueContext
 from .server import ENV_URL, embedded_server
 
@@ -84,6 +85,11 @@ def _bullmq():
     except ImportError as exc:  # pragma: no cover - bullmq is a dependency
         raise ImportError(f"the stock BullMQ client is needed here: `pip install bullmq` ({exc})") from None
     return bullmq
+
+
+def _check_queue(queue: object, prefix: object) -> None:
+    check_str("queue", queue)
+    check_str("prefix", prefix)
 
 
 def _options(url: str, prefix: str, **extra: Any) -> dict:
@@ -149,6 +155,7 @@ async def _settle(timeout: float) -> None:
 def bullmq_keys(url: str, queue: str, prefix: str = "emq") -> dict[str, str]:
     """The keys BullMQ builds for a queue, by type (``""`` is the key prefix)."""
     bullmq = _bullmq()
+    _check_queue(queue, prefix)
 
     async def main() -> dict[str, str]:
         q = bullmq.Queue(queue, _options(url, prefix))
@@ -168,10 +175,12 @@ def bullmq_add(url: str, queue: str, prefix: str, jobs: Iterable[Sequence]) -> l
     :returns: the job ids BullMQ gave them.
     """
     bullmq = _bullmq()
-    batch = [tuple(job) for job in jobs]
+    _check_queue(queue, prefix)
+    batch = list(jobs)
     for job in batch:
-        if len(job) != 3:
-            raise ValueError(f"each job is (name, data, priority), got {job!r}")
+        if not isinstance(job, (tuple, list)) or len(job) != 3:
+            error = ValueError if isinstance(job, (tuple, list)) else TypeError
+            raise error(f"each job must be a (name, data, priority) tuple, got {describe(job)}")
 
     async def main() -> list[str]:
         q = bullmq.Queue(queue, _options(url, prefix))
@@ -202,6 +211,8 @@ def bullmq_process_order(
     The worker is closed before this returns, whatever happens.
     """
     bullmq = _bullmq()
+    _check_queue(queue, prefix)
+    count = None if count is None else check_int("count", count, 0)
 
     async def main() -> list[ProcessedJob]:
         expected = count

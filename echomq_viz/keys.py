@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .checks import check_text, describe
+
 __all__ = [
     "QueueContext",
     "Keys",
@@ -26,7 +28,7 @@ __all__ = [
 
 MAX_NAME_LENGTH = 100  # queue names, prefixes and job ids; long enough for any real one
 
-# The key types of one queue (PROTOCOL.md), the one list: the builders
+# The key types of one queue (EchoMQ's protocol), the one list: the builders
 # ``Keys.prioritized(ctx)``, ``Keys.pc(ctx)``, ... are made from it below. A job
 # id may not take one of these names: its hash ``emq:{Q}:<id>`` would be that key.
 KEY_TYPES = (
@@ -41,24 +43,11 @@ _FORBIDDEN = re.compile(r"[{}:\s\x00-\x1f\x7f-\x9f]")
 
 
 def _validate_name(what: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
-    if not value:
-        raise ValueError(f"{what} must not be empty")
-    if len(value) > MAX_NAME_LENGTH:
-        raise ValueError(f"{what} must be 1..{MAX_NAME_LENGTH} characters, got {len(value)}")
+    check_text(what, value, max_length=MAX_NAME_LENGTH)
     bad = _FORBIDDEN.search(value)
     if bad:
-        raise ValueError(
-            f"{what} {value!r} contains {bad.group()!r}: '{{', '}}', ':', whitespace and "
-            "control characters would break the emq:{queue}:type key layout"
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{what} {value!r} is not UTF-8 encodable: {value[exc.start]!r} is a lone surrogate"
-        ) from None
+        raise ValueError(f"{what} must not contain '{{', '}}', ':', whitespace or control characters "
+                         f"(the emq:{{queue}}:type key layout), got {bad.group()!r} in {value!r}")
     return value
 
 
@@ -83,8 +72,7 @@ class Keys:
     def base(ctx: QueueContext) -> str:
         """The key prefix of the queue, ``emq:{Q}:``; scripts append job ids to it."""
         if not isinstance(ctx, QueueContext):
-            raise TypeError(f"expected a QueueContext, e.g. QueueContext('orders'), got "
-                            f"{type(ctx).__name__} {ctx!r}")
+            raise TypeError(f"ctx must be a QueueContext, e.g. QueueContext('orders'), got {describe(ctx)}")
         return f"{ctx.prefix}:{{{ctx.queue}}}:"
 
     @staticmethod
@@ -132,15 +120,12 @@ def validate_job_id(job_id: object, *, existing: bool = False) -> str:
     ``existing``, the id of a job that may exist, an auto id is fine.
     The Lua include ``checkJobId`` applies the same rule.
     """
-    _validate_name("job id", job_id)
-    assert isinstance(job_id, str)
+    job_id = _validate_name("job id", job_id)
     if not existing and re.fullmatch(r"[0-9]+", job_id):
-        raise ValueError(f"custom job id {job_id!r} must not be a plain integer: auto ids are integers")
+        raise ValueError(f"custom job id must not be a plain integer (auto ids are), got {job_id!r}")
     if job_id in KEY_TYPES:
-        raise ValueError(
-            f"job id {job_id!r} is a key type name ({', '.join(KEY_TYPES)}): "
-            f"its job hash would be the queue's {job_id!r} key"
-        )
+        raise ValueError(f"job id must not be a key type name ({', '.join(KEY_TYPES)}: its job hash "
+                         f"would be that key), got {job_id!r}")
     return job_id
 
 
@@ -156,6 +141,8 @@ def _crc16_xmodem(data: bytes) -> int:
 
 def key_slot(key: str | bytes) -> int:
     """The Redis Cluster slot of a key: CRC16 of its hash tag (or whole key) mod 16384."""
+    if not isinstance(key, (str, bytes, bytearray, memoryview)):  # bytes(5) is five NUL bytes: a real key
+        raise TypeError(f"key must be a str or bytes, got {describe(key)}")
     raw = key.encode() if isinstance(key, str) else bytes(key)
     start = raw.find(b"{")
     if start != -1:

@@ -12,22 +12,21 @@ and so can a plain script.
 
 from __future__ import annotations
 
-import numbers
 import random
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
 from .owners import DEMO_PREFIX, OWNER_MARK, check_client, claim, clean_orphans
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
-from .scripts import Job, Scripts, _encode_data, validate_priority
-from .scripts import _text as _non_empty_str
+from .scripts import Job, Scripts, encode_job_data, validate_priority
 from .server import connect
 
 __all__ = [
     "DEMO_PREFIX", "Entry", "Comparison", "Demo", "clean_orphans", "seeded_priorities",
-    "past_the_limit_source", "checked_int", "checked_job",
+    "past_the_limit_source", "checked_job",
 ]
 
 MAX_DEMO_NAME = MAX_NAME_LENGTH - 9  # room for "@" and the 8-character token
@@ -37,23 +36,22 @@ _LIMIT_CHECK = "checkPriority(ARGV[6], 1)"
 TEACHING_PRIORITY_CEILING = 2**32 - 1
 
 
-def checked_int(what: str, value: object, low: int, high: int, note: str = "") -> int:
-    """``value`` as a Python int after checking it is an integer in
-    ``low..high``; numpy integers are accepted, bools are not. ``note`` names
-    the range in the message, e.g. ``" (2**32 - 1)"``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{what} must be in {low:_}..{high:_}{note}, got {int(value):_}")
-    return int(value)
+def _check_counter(counter: object, what: str = "counter") -> int:
+    """A counter ``INCR pc`` can hand out, mod 2**32."""
+    return check_int(what, counter, 0, COUNTER_MASK, why="2**32 - 1")
 
 
 def checked_job(what: str, job: object, max_priority: int = PRIORITY_LIMIT) -> tuple[int, int]:
     """A ``(priority, counter)`` pair after checking both."""
     if not isinstance(job, (tuple, list)) or len(job) != 2:
-        raise TypeError(f"{what} must be a (priority, counter) pair, got {job!r}")
-    return (checked_int(f"{what} priority", job[0], 1, max_priority),
-            checked_int(f"{what} counter", job[1], 0, COUNTER_MASK, " (2**32 - 1)"))
+        raise TypeError(f"{what} must be a (priority, counter) pair, got {describe(job)}")
+    return check_int(f"{what} priority", job[0], 1, max_priority), _check_counter(job[1], f"{what} counter")
+
+
+def checked_int(what: str, value: object, low: int, high: int, note: str = "") -> int:
+    """:func:`echomq_viz.checks.check_int` under the name widgets imports it by;
+    ``note`` is its ``why`` in brackets, e.g. ``" (2**32 - 1)"``."""
+    return check_int(what, value, low, high, why=note.strip().removeprefix("(").removesuffix(")"))
 
 
 def past_the_limit_source(real_source: str) -> str:
@@ -92,8 +90,8 @@ class Comparison:
 
 def seeded_priorities(seed: int, count: int, tiers: Sequence[int]) -> list[int]:
     """A reproducible mix of priorities drawn from ``tiers``."""
-    rng = random.Random(checked_int("seed", seed, 0, 2**64 - 1))
-    count = checked_int("count", count, 0, 10_000_000)
+    rng = random.Random(check_int("seed", seed, 0, 2**64 - 1))
+    count = check_int("count", count, 0, 10_000_000)
     choices = [validate_priority(tier) for tier in tiers]
     if not choices:
         raise ValueError("tiers must name at least one priority, got none")
@@ -102,16 +100,13 @@ def seeded_priorities(seed: int, count: int, tiers: Sequence[int]) -> list[int]:
 
 def _demo_name(queue: object) -> str:
     """A demo queue's base name after checking it."""
-    if not isinstance(queue, str):
-        raise TypeError(f"queue must be a str, got {type(queue).__name__} {queue!r}")
+    what = "demo queue name"
+    check_str(what, queue, max_length=MAX_DEMO_NAME, why=f"the owner's {OWNER_MARK!r} and token take 9 more")
     if not queue.startswith(DEMO_PREFIX) or queue == DEMO_PREFIX:
-        raise ValueError(f"demo queue names start with {DEMO_PREFIX!r} and go on after it, e.g. 'viz-mine', got {queue!r}")
+        raise ValueError(f"{what} must start with {DEMO_PREFIX!r} and go on after it, e.g. 'viz-mine', got {queue!r}")
     if OWNER_MARK in queue:
-        raise ValueError(f"demo queue name {queue!r} contains {OWNER_MARK!r}: it marks the owning "
-                         "process, added for you")
-    if len(queue) > MAX_DEMO_NAME:
-        raise ValueError(f"demo queue names must be at most {MAX_DEMO_NAME} characters "
-                         f"(the owner takes 9 more), got {len(queue)}")
+        raise ValueError(f"{what} must not contain {OWNER_MARK!r} (it marks the owning process, added for you), "
+                         f"got {queue!r}")
     QueueContext(queue)  # the key layout's own rules
     return queue
 
@@ -156,11 +151,11 @@ class Demo:
         Checks every argument, sets ``pc``, then runs ``addPrioritizedJob-9``.
         :returns: the job id and the score Redis stored for it.
         """
-        _non_empty_str("job name", name)
+        check_text("job name", name)
         priority = validate_priority(priority)
         data = {} if data is None else data
-        _encode_data(data)
-        self._set_pc_for(checked_int("counter", counter, 0, COUNTER_MASK, " (2**32 - 1)"))
+        encode_job_data(data)
+        self._set_pc_for(_check_counter(counter))
         job_id = self.scripts.add_prioritized_job(self.ctx, name, data, priority)
         return job_id, self.stored_score(job_id)
 
@@ -175,10 +170,10 @@ class Demo:
         does; None takes the next INCR.
         :returns: the job id and the score Redis stored.
         """
-        _non_empty_str("job name", name)
-        priority = checked_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, " (2**32 - 1)")
+        check_text("job name", name)
+        priority = check_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, why="2**32 - 1")
         if counter is not None:  # checked, like the name and priority, before pc changes
-            self._set_pc_for(checked_int("counter", counter, 0, COUNTER_MASK, " (2**32 - 1)"))
+            self._set_pc_for(_check_counter(counter))
         if self._past_the_limit is None:
             source = past_the_limit_source(self.scripts.sources["addPrioritizedJob"].source)
             self._past_the_limit = self.client.register_script(source)
@@ -198,7 +193,7 @@ class Demo:
 
     def add_batch(self, priorities: Sequence[int], name: str = "job") -> list[str]:
         """Add one job per priority, in order, through the pipelined bulk add."""
-        _non_empty_str("job name", name)
+        check_text("job name", name)
         return self.scripts.add_prioritized_jobs(
             self.ctx, [(f"{name}-{i}", {"i": i}, p) for i, p in enumerate(priorities)]
         )
@@ -210,8 +205,7 @@ class Demo:
 
     def set_counter(self, value: int) -> None:
         """Set ``pc`` itself: the next prioritized job gets ``value + 1``."""
-        self.scripts.set_priority_counter(
-            self.ctx, checked_int("counter", value, 0, 2**63 - 2, " (2**63 - 2, INCR's range)"))
+        self.scripts.set_priority_counter(self.ctx, value)
 
     # -- reading ---------------------------------------------------------------
 

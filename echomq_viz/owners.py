@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .checks import check_str
 from .keys import MAX_NAME_LENGTH
 
 __all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "lease_key", "claim", "clean_orphans", "check_client"]
@@ -36,8 +37,8 @@ def lease_key(token: str) -> str:
     """The key whose existence says the owner ``token`` lives,
     ``emq:{viz-@<token>}:lease``: no demo queue's keys can match it, as a
     demo name holds at least one character after ``viz-``."""
-    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-        raise ValueError(f"an owner token is 8 lowercase hex digits, got {token!r}")
+    if not _TOKEN.fullmatch(check_str("owner token", token)):
+        raise ValueError(f"owner token must be 8 lowercase hex digits, got {token!r}")
     return f"emq:{{{DEMO_PREFIX}{OWNER_MARK}{token}}}:lease"
 
 

@@ -21,34 +21,17 @@ from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .score import COUNTER_MASK, EXACT_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
+from .checks import check_int
+from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
-    "TIER_BITS_COLOR",
-    "COUNTER_BITS_COLOR",
-    "tier_color",
-    "tier_colors",
-    "format_hex",
-    "BitStrip",
-    "draw_bit_strip",
-    "update_bit_strip",
-    "strip_artists",
-    "Staircase",
-    "draw_staircase",
-    "update_staircase",
-    "staircase_artists",
-    "ScorePair",
-    "draw_score_pair",
-    "update_score_pair",
-    "QueueStrip",
-    "draw_queue_strip",
-    "update_queue_strip",
-    "Bands",
-    "draw_bands",
-    "update_bands",
-    "Frontier",
-    "draw_frontier",
-    "update_frontier",
+    "TIER_BITS_COLOR", "COUNTER_BITS_COLOR", "tier_color", "tier_colors", "format_hex",
+    "BitStrip", "draw_bit_strip", "update_bit_strip", "strip_artists",
+    "Staircase", "draw_staircase", "update_staircase", "staircase_artists",
+    "ScorePair", "draw_score_pair", "update_score_pair",
+    "QueueStrip", "draw_queue_strip", "update_queue_strip",
+    "Bands", "draw_bands", "update_bands",
+    "Frontier", "draw_frontier", "update_frontier",
     "draw_tier_boundary",
 ]
 
@@ -246,6 +229,7 @@ class QueueStrip:
 def draw_queue_strip(ax: Axes, capacity: int, title: str = "") -> QueueStrip:
     """Room for ``capacity`` jobs in pop order, left to right; fill it with
     :func:`update_queue_strip`."""
+    capacity = check_int("capacity", capacity, 1)
     boxes, texts = [], []
     for i in range(capacity):
         box = Rectangle((i + 0.05, 0.1), 0.9, 0.8, facecolor="white", edgecolor="#999999")
@@ -310,6 +294,7 @@ def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
     otherwise the axis shows the whole 0..2**32 - 1.
     Fill it with :func:`update_bands`.
     """
+    tiers = check_int("tiers", tiers, 1)
     spans, lines = [], []
     for p in range(1, tiers + 1):
         spans.append(ax.axhspan(p, p + 1, color=tier_color(p), alpha=0.18, lw=0))
@@ -436,7 +421,10 @@ def update_frontier(frontier: Frontier, priority: int, counters: Sequence[int]) 
 def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:
     """Zoom on the edge between tier ``priority`` and the next: the last
     ``reach`` scores of one and the first ``reach`` of the other, on an axis
-    offset to ``(priority + 1) * 0x100000000`` so single units show."""
+    offset to ``(priority + 1) * 0x100000000`` so single units show; both
+    tiers are exact, so ``priority`` is at most ``PRIORITY_LIMIT - 1``."""
+    priority = check_int("priority", priority, 0, PRIORITY_LIMIT - 1, why="the next tier is exact too")
+    reach = check_int("reach", reach, 1, 64)
     edge = (priority + 1) * TIER_SPAN
     offsets = np.arange(-reach, reach)
     artists = [
@@ -452,5 +440,4 @@ def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:
     ax.tick_params(labelsize=7)
     ax.set_xlim(-reach - 0.5, reach - 0.5)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 1.45), ncol=1, frameon=False)
-    assert edge - 1 < EXACT_LIMIT  # the zoom is about exact scores
     return artists

@@ -16,7 +16,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .score import COUNTER_MASK, MAX_SCORE, PRIORITY_LIMIT, TIER_SPAN, equal_score_groups, split_scores_array
+from .score import (
+    COUNTER_MASK, MAX_PRIORITY_COUNTER, MAX_SCORE, PRIORITY_LIMIT, TIER_SPAN, equal_score_groups, split_scores_array,
+)
 
 __all__ = ["WRAP_WARNING", "Collision", "Finding", "PriorityMismatch", "QueueReport", "decode_scores",
            "find_collisions"]
@@ -39,7 +41,7 @@ class Finding:
         ``non-utf8-id``, ``irregular-score``, ``above-limit``,
         ``equal-scores``, ``fifo-broken``, ``priority-mismatch``,
         ``missing-priority``, ``negative-priority``, ``tier-zero``,
-        ``counter-ahead-of-pc``, ``wrap-ahead``.
+        ``pc-out-of-range``, ``counter-ahead-of-pc``, ``wrap-ahead``.
     :param severity: ``"error"`` (the pop order is already wrong),
         ``"warning"`` (data that will or may go wrong), ``"note"``.
     :param count: how many jobs (groups for the equal-score codes, adds left
@@ -295,6 +297,14 @@ def _tier_zero(r: QueueReport) -> Finding | None:
                  "tier 0 in the prioritized set (priority 0 belongs on the wait list)")
 
 
+def _pc_out_of_range(r: QueueReport) -> Finding | None:
+    if r.pc is None or 0 <= r.pc <= MAX_PRIORITY_COUNTER:
+        return None
+    return Finding("pc-out-of-range", "error", 1,
+                   f"pc = {r.pc:,} is outside 0..{MAX_PRIORITY_COUNTER:,} (2**53 - 2): the scripts refuse every "
+                   "prioritized add and priority change until it is set back")
+
+
 def _ahead_of_pc(r: QueueReport) -> Finding | None:
     if r.pc is None:
         cause = "pc is missing (reset) while they wait"
@@ -317,7 +327,7 @@ def _wrap_ahead(r: QueueReport) -> Finding | None:
 
 RULES: tuple[Callable[[QueueReport], Finding | None], ...] = (
     _wrong_name, _non_utf8, _irregular, _above_limit, _equal_scores, _fifo_broken, _priority_mismatch,
-    _missing_priority, _negative, _tier_zero, _ahead_of_pc, _wrap_ahead,
+    _missing_priority, _negative, _tier_zero, _pc_out_of_range, _ahead_of_pc, _wrap_ahead,
 )
 
 

@@ -34,9 +34,10 @@ functions do the same exact maths on numpy arrays without a float detour.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from .checks import check_int, check_whole
 
 __all__ = [
     "TIER_SPAN",
@@ -44,6 +45,7 @@ __all__ = [
     "PRIORITY_LIMIT",
     "EXACT_LIMIT",
     "MAX_SCORE",
+    "MAX_PRIORITY_COUNTER",
     "priority_score",
     "split_score",
     "split_stored",
@@ -60,28 +62,17 @@ COUNTER_MASK = TIER_SPAN - 1  # the low 32 bits that hold the arrival counter
 EXACT_LIMIT = 2**53  # doubles hold every integer up to here exactly
 PRIORITY_LIMIT = 2**21 - 1  # largest priority whose whole tier is exact
 MAX_SCORE = PRIORITY_LIMIT * TIER_SPAN + COUNTER_MASK  # == 2**53 - 1
-
-
-def _require_int(name: str, value: object) -> int:
-    # bool is an int subclass, but True as a priority is a bug, not a 1.
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    return int(value)
+# Lua sees INCR pc as a double: up to 2**53 - 1 it is exact, and so is the
+# counter part INCR pc % 2**32. checkPriorityCounter.lua holds the same bound.
+MAX_PRIORITY_COUNTER = EXACT_LIMIT - 2  # the largest pc whose next INCR stays exact
 
 
 def _check_priority(priority: object, limit: int | None = PRIORITY_LIMIT) -> int:
-    p = _require_int("priority", priority)
-    if p < 0 or (limit is not None and p > limit):
-        upper = f"{limit:_}" if limit is not None else "any int"
-        raise ValueError(f"priority must be in 0..{upper} (2**21 - 1), got {p:_}")
-    return p
+    return check_int("priority", priority, 0, limit, why="2**21 - 1" if limit == PRIORITY_LIMIT else "")
 
 
 def _check_counter(counter: object) -> int:
-    c = _require_int("counter", counter)
-    if c < 0:
-        raise ValueError(f"counter must be an int >= 0 (an INCR value), got {c:_}")
-    return c
+    return check_int("counter", counter, 0, why="an INCR value")
 
 
 def priority_score(priority: int, counter: int) -> int:
@@ -109,14 +100,7 @@ def split_score(score: int | float) -> tuple[int, int]:
     :raises ValueError: for a negative, fractional, non-finite or out-of-range
         score.
     """
-    if isinstance(score, bool) or not isinstance(score, (numbers.Integral, float)):
-        raise TypeError(f"score must be an int or float, got {type(score).__name__} {score!r}")
-    if isinstance(score, float):
-        if not math.isfinite(score) or score != math.floor(score):
-            raise ValueError(f"score must be a whole number, got {score!r}")
-    s = int(score)
-    if s < 0 or s > MAX_SCORE:
-        raise ValueError(f"score must be in 0..{MAX_SCORE:_} (2**53 - 1), got {s:_}")
+    s = check_whole("score", score, 0, MAX_SCORE, why="2**53 - 1")
     return s // TIER_SPAN, s % TIER_SPAN
 
 
@@ -129,13 +113,7 @@ def split_stored(score: float) -> tuple[int, int]:
 
     :param score: a whole, finite, non-negative int or float.
     """
-    if isinstance(score, bool) or not isinstance(score, (numbers.Integral, float)):
-        raise TypeError(f"score must be an int or float, got {type(score).__name__} {score!r}")
-    if isinstance(score, float) and (not math.isfinite(score) or score != math.floor(score)):
-        raise ValueError(f"score must be a whole number, got {score!r}")
-    s = int(score)
-    if s < 0:
-        raise ValueError(f"score must be >= 0, got {s:_}")
+    s = check_whole("score", score, 0)
     return s // TIER_SPAN, s % TIER_SPAN
 
 
@@ -200,7 +178,7 @@ def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
             f"got {int(p.min()):_}..{int(p.max()):_}"
         )
     if c.size and c.min() < 0:
-        raise ValueError(f"counters must be >= 0, got {int(c.min()):_}")
+        raise ValueError(f"counters must be 0 or more (INCR values), got {int(c.min()):_}")
     high = np.left_shift(_as_uint64(p), np.uint64(32))
     low = np.bitwise_and(_as_uint64(c), np.uint64(COUNTER_MASK))
     if isinstance(high, np.ndarray) and high.shape == np.broadcast(high, low).shape:
@@ -222,10 +200,13 @@ def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:
         raise TypeError(f"scores must be a numeric array, got dtype {arr.dtype}")
     if arr.size:
         if np.issubdtype(arr.dtype, np.floating):
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-                raise ValueError("scores must be whole numbers")
+            with np.errstate(invalid="ignore"):
+                broken = ~np.isfinite(arr) | (arr != np.floor(arr))
+            if broken.any():
+                raise ValueError(f"scores must be whole numbers, got {float(arr[broken].flat[0])!r}")
         if arr.min() < 0 or arr.max() > MAX_SCORE:
-            raise ValueError(f"scores must be in 0..{MAX_SCORE:_} (2**53 - 1)")
+            raise ValueError(f"scores must be in 0..{MAX_SCORE:_} (2**53 - 1), "
+                             f"got {int(arr.min()):_}..{int(arr.max()):_}")
     s = arr.astype(np.uint64)
     return s >> np.uint64(32), s & np.uint64(COUNTER_MASK)
 

@@ -1,49 +1,41 @@
 """The real EchoMQ Lua scripts, run from Python.
 
-The scripts in ``lua/`` are assembled by :mod:`echomq_viz.lua_loader`, whose
-names are re-exported here. :class:`Scripts` registers every script with
-redis-py (EVALSHA, loading the script again on NOSCRIPT) and exposes them
-under EchoMQ's names; bulk adds and drains stream pipelined chunks down one
-connection. Each method validates its arguments in Python first; the scripts
-check them again, so a call that bypasses Python is refused as well, before
-anything is written.
+:class:`Scripts` registers every script :mod:`echomq_viz.lua_loader`
+assembles from ``lua/`` with redis-py (EVALSHA, loading the script again on
+NOSCRIPT) and exposes them under EchoMQ's names; bulk adds and drains stream
+pipelined chunks down one connection (:mod:`echomq_viz.script_stream`). Each
+method checks its arguments in Python first; the scripts check them again, so
+a call that bypasses Python is refused as well, before anything is written.
 """
 
 from __future__ import annotations
 
 import json
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from redis.exceptions import ResponseError
 
+from .checks import check_bool, check_int, check_text, describe
 from .keys import Keys, QueueContext, validate_job_id
-from .lua_loader import LUA_DIR, LuaIncludeError, LuaScript, load_scripts, resolve_includes
-from .score import PRIORITY_LIMIT, split_score
+# LUA_DIR and resolve_includes are lua_loader's; still importable from here for older callers.
+from .lua_loader import LUA_DIR, LuaScript, load_scripts, resolve_includes  # noqa: F401
+from .score import MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, split_score
 from .script_stream import ScriptStream
 
 __all__ = [
-    "LUA_DIR",
-    "LuaIncludeError",
-    "LuaScript",
-    "resolve_includes",
-    "load_scripts",
     "Job",
     "DrainError",
     "Scripts",
     "validate_priority",
+    "encode_job_data",
     "MAX_LOCK_MS",
     "MAX_TIMESTAMP_MS",
-    "MAX_PRIORITY_COUNTER",
 ]
 
 MAX_LOCK_MS = 2**31 - 1  # about 24.8 days; far past any lock, far from PX overflow
 MAX_TIMESTAMP_MS = 2**53 - 1  # whole milliseconds a double (and JavaScript) keeps exact
-# The Lua sees INCR pc as a double: up to 2**53 - 1 it is exact, and so is the
-# counter part INCR pc % 2**32. checkPriorityCounter.lua holds the same bound.
-MAX_PRIORITY_COUNTER = 2**53 - 2
 
 
 @dataclass(frozen=True)
@@ -81,68 +73,33 @@ def _job_from_reply(reply: Sequence[Any]) -> Job:
     )
 
 
-def _text(what: str, value: object) -> str:
-    """``value`` after checking it is a non-empty str that UTF-8 can encode."""
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r}")
-    if not value:
-        raise ValueError(f"{what} must not be empty")
-    return _utf8(what, value)
-
-
-def _utf8(what: str, text: str) -> str:
-    """``text`` after checking UTF-8 can encode it: a str may hold lone
-    surrogates (half of a UTF-16 pair), which no Redis string can."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{what} is not UTF-8 encodable: it holds the lone surrogate {text[exc.start]!r}"
-        ) from None
-    return text
-
-
 def validate_priority(priority: object, lowest: int = 1) -> int:
     """Return ``priority`` as an int after checking it is one in
     ``lowest..PRIORITY_LIMIT``; numpy integers are accepted, bools are not."""
-    if isinstance(priority, bool) or not isinstance(priority, numbers.Integral):
-        raise TypeError(f"priority must be an int, got {type(priority).__name__} {priority!r}")
-    priority = int(priority)
-    if not lowest <= priority <= PRIORITY_LIMIT:
-        hint = " (0 means no priority: use add_standard_job)" if priority == 0 else ""
-        raise ValueError(
-            f"priority must be in {lowest}..{PRIORITY_LIMIT:_} (2**21 - 1), got {priority:_}{hint}"
-        )
-    return priority
-
-
-def _check_int(what: str, value: object, lowest: int = 1, highest: int | None = None,
-               why: str = "") -> int:
-    """``value`` as an int after checking it is one (numpy integers too, bools
-    not) in ``lowest..highest``; ``why`` explains the range in the message."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if value < lowest or (highest is not None and value > highest):
-        upper = f"..{highest:_}" if highest is not None else " or more"
-        raise ValueError(f"{what} must be in {lowest}{upper}{why}, got {value:_}")
-    return value
+    try:
+        return check_int("priority", priority, lowest, PRIORITY_LIMIT, why="2**21 - 1")
+    except ValueError as exc:
+        if priority == 0:
+            raise ValueError(f"{exc} (0 means no priority: use add_standard_job)") from None
+        raise
 
 
 def _check_timestamp(timestamp: int | None) -> int:
     if timestamp is None:
         return _now_ms()
-    return _check_int("timestamp", timestamp, highest=MAX_TIMESTAMP_MS)
+    return check_int("timestamp", timestamp, 1, MAX_TIMESTAMP_MS)
 
 
-def _encode_data(data: object) -> str:
+def encode_job_data(data: object) -> str:
+    """Job data as the compact JSON text the scripts store, after checking it
+    has a JSON form (no NaN or infinity) that UTF-8 can encode."""
     try:
         text = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except TypeError as exc:
-        raise TypeError(f"job data must be JSON-serialisable (no NaN/inf): {exc}") from None
+        raise TypeError(f"job data must be JSON-serialisable (no NaN/inf), got {describe(data)}: {exc}") from None
     except ValueError as exc:  # NaN, infinity, a container holding itself
-        raise ValueError(f"job data must be JSON-serialisable (no NaN/inf): {exc}") from None
-    return _utf8("job data", text)
+        raise ValueError(f"job data must be JSON-serialisable (no NaN/inf), got {describe(data)}: {exc}") from None
+    return check_text("job data", text)
 
 
 def _raise_first_error(replies: list[Any]) -> list[Any]:
@@ -197,11 +154,11 @@ class Scripts:
         job_id: object, timestamp: int | None,
     ) -> list[Any]:
         """The checked ARGV of addPrioritizedJob-9."""
-        _text("job name", name)
+        check_text("job name", name)
         priority = validate_priority(priority)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
-        return [Keys.base(ctx), custom, name, ts, _encode_data(data), priority]
+        return [Keys.base(ctx), custom, name, ts, encode_job_data(data), priority]
 
     def _stream(self, command: str, ctx: QueueContext) -> ScriptStream:
         script = self.sources[command]
@@ -237,14 +194,13 @@ class Scripts:
 
         Every job is validated before the first is sent.
         """
-        chunk_size = _check_int("chunk_size", chunk_size)
+        chunk_size = check_int("chunk_size", chunk_size, 1)
         prepared = []
         for job in jobs:
             if not isinstance(job, (tuple, list)):
-                raise TypeError(f"each job is a (name, data, priority[, job_id]) tuple, got "
-                                f"{type(job).__name__} {job!r}")
+                raise TypeError(f"each job must be a (name, data, priority[, job_id]) tuple, got {describe(job)}")
             if not 3 <= len(job) <= 4:
-                raise ValueError(f"each job is (name, data, priority[, job_id]), got {job!r}")
+                raise ValueError(f"each job must be a (name, data, priority[, job_id]) tuple, got {describe(job)}")
             name, data, priority, *custom = job
             prepared.append(self._add_prioritized_args(
                 ctx, name, data, priority, custom[0] if custom else None, None))
@@ -265,11 +221,11 @@ class Scripts:
         *, timestamp: int | None = None,
     ) -> str:
         """Run ``addStandardJob-9``: a job without priority, on the wait list."""
-        _text("job name", name)
+        check_text("job name", name)
         custom = "" if job_id is None else validate_job_id(job_id)
         ts = _check_timestamp(timestamp)
         keys = self.sources["addStandardJob"].keys(ctx)
-        args = [Keys.base(ctx), custom, name, ts, _encode_data(data)]
+        args = [Keys.base(ctx), custom, name, ts, encode_job_data(data)]
         return self._registered["addStandardJob"](keys=keys, args=args)
 
     # -- consuming ------------------------------------------------------------
@@ -279,8 +235,8 @@ class Scripts:
     ) -> Job | None:
         """Run ``moveToActive-11``: take the next job (wait list first, then the
         smallest score), lock it, and return it; None when there is none."""
-        token = _text("lock token", token)
-        lock_ms = _check_int("lock_ms", lock_ms, highest=MAX_LOCK_MS)
+        token = check_text("lock token", token)
+        lock_ms = check_int("lock_ms", lock_ms, 1, MAX_LOCK_MS)
         ts = _check_timestamp(timestamp)
         keys = self.sources["moveToActive"].keys(ctx)
         reply = self._registered["moveToActive"](keys=keys, args=[Keys.base(ctx), ts, token, lock_ms])
@@ -300,9 +256,9 @@ class Scripts:
         :raises DrainError: when Redis refused a call; its ``jobs`` are the
             jobs taken (active and locked) all the same.
         """
-        token = _text("lock token", token)
-        lock_ms = _check_int("lock_ms", lock_ms, highest=MAX_LOCK_MS)
-        batch_size = _check_int("batch_size", batch_size)
+        token = check_text("lock token", token)
+        lock_ms = check_int("lock_ms", lock_ms, 1, MAX_LOCK_MS)
+        batch_size = check_int("batch_size", batch_size, 1)
         base = Keys.base(ctx)
         taken: list[Job] = []
         refused: ResponseError | None = None
@@ -335,8 +291,7 @@ class Scripts:
         """
         validate_job_id(job_id, existing=True)
         priority = validate_priority(priority)
-        if not isinstance(lifo, bool):
-            raise TypeError(f"lifo must be a bool, got {type(lifo).__name__}")
+        check_bool("lifo", lifo)
         keys = self.sources["changePriority"].keys(ctx)
         args = [priority, Keys.base(ctx), job_id, "1" if lifo else "0"]
         return self._registered["changePriority"](keys=keys, args=args) == 0
@@ -364,8 +319,7 @@ class Scripts:
 
     def set_priority_counter(self, ctx: QueueContext, value: int) -> None:
         """Set ``pc`` so that the next prioritized job gets counter ``value + 1``."""
-        value = _check_int("counter", value, 0, MAX_PRIORITY_COUNTER,
-                           " (2**53 - 2, so the next INCR pc stays exact in the Lua scripts)")
+        value = check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
         self.client.set(Keys.pc(ctx), value)
 
     def reset(self, ctx: QueueContext) -> int:

@@ -347,3 +347,38 @@ def test_untagged_keys_get_crossslot_and_write_nothing(clean: Cluster):
     assert moved.value.port == clean.servers[owner].port
     assert moved.value.slot_id == key_slot(tagged[0])
     assert clean.client.zcard(Keys.prioritized(ctx)) == 2
+
+
+# -- arguments: the package's one wording --------------------------------------------------------
+
+
+def test_slot_ranges_take_numpy_ints_like_every_other_count():
+    import numpy as np
+
+    from echomq_viz.cluster import slot_ranges
+
+    assert slot_ranges(np.int64(2)) == [(0, 8191), (8192, 16383)]
+
+
+@pytest.mark.parametrize("masters, error, message", [
+    (0, ValueError, "masters must be in 1..16_384, got 0"),
+    (True, TypeError, "masters must be an int, got bool True"),
+    (3.0, TypeError, "masters must be an int, got float 3.0"),
+])
+def test_a_bad_number_of_masters_is_refused_before_any_server_starts(masters, error, message):
+    with pytest.raises(error) as info:
+        LocalCluster(masters)
+    assert str(info.value) == message
+
+
+def test_a_slot_outside_the_map_or_a_zero_node_timeout_is_refused():
+    import numpy as np
+
+    local = LocalCluster(2)  # not started: the slot map is known before any server runs
+    assert local.owner_index(np.int64(16383)) == 1 and local.owner_index(b"{q}") == local.owner_index("{q}")
+    with pytest.raises(ValueError) as info:
+        local.owner_index(16384)
+    assert str(info.value) == "slot must be in 0..16_383, got 16_384"
+    with pytest.raises(ValueError) as info:
+        LocalCluster(2, node_timeout_ms=0)
+    assert str(info.value) == "node_timeout_ms must be 1 or more, got 0"

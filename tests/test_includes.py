@@ -11,7 +11,7 @@ import pytest
 
 from echomq_viz.keys import KEY_TYPES, Keys, QueueContext
 from echomq_viz.lua_loader import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
-from echomq_viz.scripts import MAX_PRIORITY_COUNTER
+from echomq_viz.score import MAX_PRIORITY_COUNTER
 
 FUNCTION_DEF = re.compile(r"^local function (\w+)\(", re.M)
 
@@ -234,31 +234,19 @@ def test_load_scripts_refuses_bad_file_names(tmp_path, name):
         load_scripts(tmp_path)
 
 
-def test_load_scripts_refuses_header_with_too_few_keys(tmp_path):
-    lua(tmp_path, "foo-3.lua", "return 1", header="KEYS[1] 'wait'\n  KEYS[2] 'pc'")
-    with pytest.raises(LuaIncludeError, match=r"foo-3\.lua") as info:
+@pytest.mark.parametrize("name, body, header, listed", [
+    ("foo-3.lua", "return 1", "KEYS[1] 'wait'\n  KEYS[2] 'pc'", "[1, 2]"),
+    ("foo-3.lua", "return 1", "KEYS[1] 'wait'\n  KEYS[3] 'pc'\n  KEYS[4] 'id'", "[1, 3, 4]"),
+    # only the header is the contract: a KEYS[2] in the body does not count
+    ("foo-2.lua", "return KEYS[2]", "KEYS[1] 'wait'", "[1]"),
+    # the header order is the KEYS order callers must follow, so it must read 1..N
+    ("foo-2.lua", "return 1", "KEYS[2] 'pc'\n  KEYS[1] 'wait'", "[2, 1]"),
+], ids=["too few", "a gap", "a key only in the body", "out of order"])
+def test_load_scripts_refuses_a_header_that_breaks_the_names_promise(tmp_path, name, body, header, listed):
+    lua(tmp_path, name, body, header=header)
+    with pytest.raises(LuaIncludeError) as info:
         load_scripts(tmp_path)
-    assert "KEYS[3]" in str(info.value)
-
-
-def test_load_scripts_refuses_header_with_a_gap(tmp_path):
-    lua(tmp_path, "foo-3.lua", "return 1", header="KEYS[1] 'wait'\n  KEYS[3] 'pc'\n  KEYS[4] 'id'")
-    with pytest.raises(LuaIncludeError, match=r"foo-3\.lua"):
-        load_scripts(tmp_path)
-
-
-def test_load_scripts_ignores_keys_outside_the_header(tmp_path):
-    # Only the header is the contract: a KEYS[2] in the body does not count.
-    lua(tmp_path, "foo-2.lua", "return KEYS[2]", header="KEYS[1] 'wait'")
-    with pytest.raises(LuaIncludeError, match=r"foo-2\.lua"):
-        load_scripts(tmp_path)
-
-
-def test_load_scripts_refuses_keys_out_of_order(tmp_path):
-    # The header order is the KEYS order callers must follow, so it must read 1..N.
-    lua(tmp_path, "foo-2.lua", "return 1", header="KEYS[2] 'pc'\n  KEYS[1] 'wait'")
-    with pytest.raises(LuaIncludeError, match=r"foo-2\.lua"):
-        load_scripts(tmp_path)
+    assert str(info.value) == f"{name}: header lists KEYS {listed}, the name promises KEYS[1]..KEYS[{name[4]}]"
 
 
 def test_load_scripts_refuses_unknown_key_type(tmp_path):

@@ -120,9 +120,19 @@ def test_helpers_work_inside_a_running_event_loop(r, redis_server, ctx):
     assert_no_bullmq_left(r)
 
 
-def test_bad_jobs_are_refused_before_anything_is_sent(r, redis_server, ctx):
-    with pytest.raises(ValueError, match=r"\(name, data, priority\)"):
-        bullmq_add(redis_server.url, bullmq_name(ctx), PREFIX, [("a", {}, 1), ("b", {})])
+@pytest.mark.parametrize("call, error, message", [
+    (lambda url, q: bullmq_add(url, q, PREFIX, [("a", {}, 1), ("b", {})]), ValueError,
+     "each job must be a (name, data, priority) tuple, got tuple ('b', {})"),
+    (lambda url, q: bullmq_add(url, q, PREFIX, ["abc"]), TypeError,
+     "each job must be a (name, data, priority) tuple, got str 'abc'"),
+    (lambda url, q: bullmq_add(url, q, "", []), ValueError, "prefix must not be empty"),
+    (lambda url, q: bullmq_keys(url, b"{q}", PREFIX), TypeError, "queue must be a str, got bytes b'{q}'"),
+    (lambda url, q: bullmq_process_order(url, q, PREFIX, count=-1), ValueError, "count must be 0 or more, got -1"),
+], ids=["short tuple", "a str", "empty prefix", "bytes queue", "count -1"])
+def test_bad_arguments_are_refused_before_anything_is_sent(r, redis_server, ctx, call, error, message):
+    with pytest.raises(error) as info:
+        call(redis_server.url, bullmq_name(ctx))
+    assert str(info.value) == message
     assert r.dbsize() == 0
 
 

@@ -11,6 +11,7 @@ import redis.crc
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from test_checks import assert_refuses
 from echomq_viz.keys import (
     KEY_TYPES,
     MAX_NAME_LENGTH,
@@ -351,7 +352,7 @@ def test_every_builder_is_made_from_the_one_list_of_names():
     ("a\u00a0b", r"'\\xa0'"),           # no-break space
     ("a\u2028b", r"'\\u2028'"),         # line separator
     ("a\u3000b", r"'\\u3000'"),         # ideographic space
-    ("a\ud800b", "not UTF-8 encodable"),  # a lone surrogate
+    ("a\ud800b", "must be UTF-8 encodable"),  # a lone surrogate
     ("x" * 101, "1..100 characters"),
 ])
 def test_validate_job_id_rejects_invisible_and_unencodable_characters(bad, why):
@@ -387,3 +388,34 @@ def test_queue_names_refuse_c1_controls_and_lone_surrogates():
         QueueContext("q\x9b")
     with pytest.raises(ValueError, match="UTF-8"):
         QueueContext("q\udfff")
+
+
+# -- one wording: the exact one-line messages ---------------------------------------------------
+
+EXACT_REFUSALS = {
+    "queue name 5": (lambda: QueueContext(5), TypeError, "queue name must be a str, got int 5"),
+    "queue name ''": (lambda: QueueContext(""), ValueError, "queue name must not be empty"),
+    "queue name of 101": (lambda: QueueContext("q" * 101), ValueError, "queue name must be 1..100 characters, got 101"),
+    "queue name a:b": (lambda: QueueContext("a:b"), ValueError,
+                       "queue name must not contain '{', '}', ':', whitespace or control characters "
+                       "(the emq:{queue}:type key layout), got ':' in 'a:b'"),
+    "prefix with a tab": (lambda: QueueContext("q", "e\tmq"), ValueError,
+                          "key prefix must not contain '{', '}', ':', whitespace or control characters "
+                          "(the emq:{queue}:type key layout), got '\\t' in 'e\\tmq'"),
+    "queue name a lone surrogate": (lambda: QueueContext("q\udfff"), ValueError,
+                                    "queue name must be UTF-8 encodable, got str 'q\\udfff' holding the lone "
+                                    "surrogate '\\udfff'"),
+    "job id 12": (lambda: validate_job_id("12"), ValueError,
+                  "custom job id must not be a plain integer (auto ids are), got '12'"),
+    "job id pc": (lambda: validate_job_id("pc", existing=True), ValueError,
+                  "job id must not be a key type name (prioritized, pc, id, marker, meta, events, wait, active, "
+                  "delayed, completed, stalled, limiter, paused: its job hash would be that key), got 'pc'"),
+    "job id b'x'": (lambda: validate_job_id(b"x"), TypeError, "job id must be a str, got bytes b'x'"),
+    "ctx a str": (lambda: Keys.pc("q"), TypeError, "ctx must be a QueueContext, e.g. QueueContext('orders'), got str 'q'"),
+    "key_slot of an int": (lambda: key_slot(5), TypeError, "key must be a str or bytes, got int 5"),
+}
+
+
+@pytest.mark.parametrize("case", EXACT_REFUSALS, ids=list(EXACT_REFUSALS))
+def test_every_refusal_is_one_line_in_the_one_wording(case):
+    assert_refuses(*EXACT_REFUSALS[case])

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from test_checks import assert_refuses
 from echomq_viz.score import (
     COUNTER_MASK,
     EXACT_LIMIT,
@@ -24,6 +25,7 @@ from echomq_viz.score import (
     priority_scores_array,
     split_score,
     split_scores_array,
+    split_stored,
     stored_score,
     tier_bounds,
 )
@@ -261,8 +263,9 @@ def test_priority_score_rejects_non_int_counter(bad):
 
 
 def test_priority_score_rejects_negative_counter():
-    with pytest.raises(ValueError, match=">= 0"):
+    with pytest.raises(ValueError) as info:
         priority_score(1, -1)
+    assert str(info.value) == "counter must be 0 or more (an INCR value), got -1"
 
 
 @pytest.mark.parametrize("int_type", [np.int8, np.int32, np.int64, np.uint32, np.uint64])
@@ -437,3 +440,44 @@ def test_split_arrays_reject_bad_values(scores):
 def test_split_arrays_reject_non_real_dtypes(scores):
     with pytest.raises(TypeError):
         split_scores_array(scores)
+
+
+# -- one wording: the exact one-line message of every refusal ------------------------------------
+
+EXACT_REFUSALS = {
+    "priority 2**21": (lambda: priority_score(2**21, 1), ValueError,
+                       "priority must be in 0..2_097_151 (2**21 - 1), got 2_097_152"),
+    "priority True": (lambda: priority_score(True, 1), TypeError, "priority must be an int, got bool True"),
+    "counter 1.0": (lambda: priority_score(1, 1.0), TypeError, "counter must be an int, got float 1.0"),
+    "tier_bounds -1": (lambda: tier_bounds(-1), ValueError, "priority must be in 0..2_097_151 (2**21 - 1), got -1"),
+    # no upper bound here: the range has none, and says so
+    "stored_score priority -1": (lambda: stored_score(-1, 0), ValueError, "priority must be 0 or more, got -1"),
+    "is_exact counter -5": (lambda: is_exact(1, -5), ValueError, "counter must be 0 or more (an INCR value), got -5"),
+    "split_score 1.5": (lambda: split_score(1.5), ValueError, "score must be a whole number, got float 1.5"),
+    "split_score 2**53": (lambda: split_score(2**53), ValueError,
+                          "score must be in 0..9_007_199_254_740_991 (2**53 - 1), got 9_007_199_254_740_992"),
+    "split_score '5'": (lambda: split_score("5"), TypeError, "score must be an int or a float, got str '5'"),
+    "split_stored -1.0": (lambda: split_stored(-1.0), ValueError, "score must be 0 or more, got -1"),
+    "split_stored inf": (lambda: split_stored(math.inf), ValueError, "score must be a whole number, got float inf"),
+    "arrays: priority -1": (lambda: priority_scores_array([-1, 3], [1, 2]), ValueError,
+                            "priorities must be in 0..2_097_151 (2**21 - 1), got -1..3"),
+    "arrays: counter -1": (lambda: priority_scores_array([1, 3], [-1, 2]), ValueError,
+                           "counters must be 0 or more (INCR values), got -1"),
+    "arrays: float priorities": (lambda: priority_scores_array([1.0], [1]), TypeError,
+                                 "priorities must be an integer array, got dtype float64"),
+    "arrays: score 2**53": (lambda: split_scores_array(np.array([1, 2**53])), ValueError,
+                            "scores must be in 0..9_007_199_254_740_991 (2**53 - 1), got 1..9_007_199_254_740_992"),
+    "arrays: score 0.5": (lambda: split_scores_array([0.5]), ValueError, "scores must be whole numbers, got 0.5"),
+}
+
+
+@pytest.mark.parametrize("case", EXACT_REFUSALS, ids=list(EXACT_REFUSALS))
+def test_every_refusal_is_one_line_in_the_one_wording(case):
+    assert_refuses(*EXACT_REFUSALS[case])
+
+
+def test_the_largest_priority_counter_keeps_the_next_incr_exact():
+    # INCR pc must give at most 2**53 - 1, the largest counter a double holds exactly.
+    from echomq_viz.score import MAX_PRIORITY_COUNTER
+
+    assert MAX_PRIORITY_COUNTER + 1 == 2**53 - 1 == float(MAX_PRIORITY_COUNTER + 1)

@@ -6,6 +6,7 @@ include itself, executed by Redis.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 
@@ -14,9 +15,13 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from test_bad_input import JSON_NAN_WORDS
 from echomq_viz.keys import Keys, QueueContext, key_slot
-from echomq_viz.score import PRIORITY_LIMIT, TIER_SPAN, priority_score, split_score, stored_score
-from echomq_viz.scripts import LUA_DIR, MAX_PRIORITY_COUNTER, DrainError, Scripts
+from echomq_viz.lua_loader import LUA_DIR
+from echomq_viz.score import (
+    MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_score, stored_score,
+)
+from echomq_viz.scripts import DrainError, Scripts, encode_job_data
 
 BOUNDARY_COUNTERS = (1, 2**31, 2**32 - 1, 2**32, 2**32 + 1)
 live = settings(
@@ -369,3 +374,27 @@ def test_a_stream_left_with_replies_unread_closes_its_connection(scripts, ctx, r
         assert stream.receive() == [None, None]
     assert stream._connection._sock is not None  # read to the end: kept open for reuse
     assert r.get("missing") is None
+
+
+# -- job data: the JSON text the scripts store ---------------------------------------------------
+
+
+def test_encode_job_data_is_the_compact_utf8_json_the_job_hash_holds(scripts, ctx, r):
+    data = {"to": "Zoë", "n": [1, 2.5, None]}
+    assert encode_job_data(data) == '{"to":"Zoë","n":[1,2.5,null]}'
+    job_id = scripts.add_prioritized_job(ctx, "mail", data, 3)
+    assert r.hget(Keys.job(ctx, job_id), "data") == encode_job_data(data)
+
+
+@pytest.mark.parametrize("data, error, message", [
+    ({"x": math.nan}, ValueError, "job data must be JSON-serialisable (no NaN/inf), got dict {'x': nan}: "
+                                  + JSON_NAN_WORDS),
+    ({1, 2}, TypeError, "job data must be JSON-serialisable (no NaN/inf), got set {1, 2}: "
+                        "Object of type set is not JSON serializable"),
+    (["\ud800"], ValueError, "job data must be UTF-8 encodable, got str '[\"\\ud800\"]' holding the lone "
+                              "surrogate '\\ud800'"),
+])
+def test_encode_job_data_refuses_with_one_line(data, error, message):
+    with pytest.raises(error) as info:
+        encode_job_data(data)
+    assert str(info.value) == message
