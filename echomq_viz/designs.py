@@ -23,7 +23,8 @@ from .checks import check_bool, check_int, check_str
 from .keys import Keys
 from .live import Demo
 from .score import EXACT_LIMIT, TIER_SPAN, split_stored
-from .scripts import LUA_DIR, resolve_includes, validate_priority
+from .lua_loader import LUA_DIR, resolve_includes
+from .scripts import validate_priority
 
 __all__ = [
     "DESIGN_DIR", "Design", "DESIGNS", "Arrival", "Scenario", "SCENARIOS", "Outcome", "DesignRunner",

@@ -48,12 +48,6 @@ def checked_job(what: str, job: object, max_priority: int = PRIORITY_LIMIT) -> t
     return check_int(f"{what} priority", job[0], 1, max_priority), _check_counter(job[1], f"{what} counter")
 
 
-def checked_int(what: str, value: object, low: int, high: int, note: str = "") -> int:
-    """:func:`echomq_viz.checks.check_int` under the name widgets imports it by;
-    ``note`` is its ``why`` in brackets, e.g. ``" (2**32 - 1)"``."""
-    return check_int(what, value, low, high, why=note.strip().removeprefix("(").removesuffix(")"))
-
-
 def past_the_limit_source(real_source: str) -> str:
     """addPrioritizedJob-9's assembled source with only its priority limit
     raised to 2**32 - 1: everything else is the real script, byte for byte.

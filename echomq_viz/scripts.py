@@ -287,10 +287,11 @@ class Scripts:
         """Run ``changePriority-7``; return False when the job does not exist.
 
         A queued job is re-scored: with a fresh counter (back of the new tier),
-        or with ``lifo`` at ``priority * 2**32`` (front of the new tier).
+        or with ``lifo`` at ``priority * 2**32`` (front of the new tier);
+        priority 0 puts it on the wait list (with ``lifo`` at its front).
         """
         validate_job_id(job_id, existing=True)
-        priority = validate_priority(priority)
+        priority = validate_priority(priority, lowest=0)
         check_bool("lifo", lifo)
         keys = self.sources["changePriority"].keys(ctx)
         args = [priority, Keys.base(ctx), job_id, "1" if lifo else "0"]

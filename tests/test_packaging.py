@@ -18,7 +18,8 @@ IN_FRESH_VENV = textwrap.dedent(
     import json, sys
     import echomq_viz
     from echomq_viz.keys import QueueContext
-    from echomq_viz.scripts import LUA_DIR, Scripts, load_scripts
+    from echomq_viz.lua_loader import LUA_DIR, load_scripts
+    from echomq_viz.scripts import Scripts
     from echomq_viz.server import connect
 
     site = sys.argv[1]

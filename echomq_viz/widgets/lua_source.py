@@ -6,7 +6,7 @@ import html
 import re
 
 from ..checks import check_bool, check_str
-from ..scripts import LUA_DIR, resolve_includes
+from ..lua_loader import LUA_DIR, resolve_includes
 
 __all__ = ["show_lua"]
 
