@@ -524,9 +524,12 @@ def test_include_graph_view_leaves_out_the_wrong_designs_and_captions_the_choice
     assert not [name for name in view.graph if name.startswith("designs/")]  # not commands
     assert caption_of(view).startswith("The include graph of lua/, scripts at the left, "
                                        "includes/getPriorityScore at the right: 5 scripts reach it")
-    assert caption_of(view).endswith("; 3 scripts do not, in grey.")
+    assert caption_of(view).endswith(", through addJobWithPriority, promoteDelayedJobs; 3 scripts do not, in grey.")
     view.choice.value = "includes/checkKeys"
-    assert "8 scripts reach it" in caption_of(view) and caption_of(view).endswith("; 0 scripts do not, in grey.")
+    assert caption_of(view).endswith("8 scripts reach it, in colour, directly; 0 scripts do not, in grey.")
+    view.choice.value = "includes/checkPriority"
+    assert caption_of(view).endswith("directly or through checkDueDelayedJobs, checkStoredPriority; "
+                                     "1 script does not, in grey.")
     with pytest.raises(TypeError, match="target must be a str"):
         IncludeGraphView(5)
 
@@ -541,6 +544,19 @@ def test_path_view_caption_reads_both_queues_and_the_landing(demo):
                                 "4 (p2), 5 (p3), 6 (p3), 7 (p3). After: empty until the path runs on Redis.")
     count = sum(len(ax.get_children()) for ax in view.fig.axes)
     view.run_on_redis()
-    assert caption_of(view).endswith(f"job 1 landed at the {view.result.landing}.")
+    assert caption_of(view).endswith("; job 1 landed at the back of its tier.")
+    assert view.after.boxes[0].axes.get_title() == "after: job 1 landed at the back of its tier"
     assert "After retryJob-10: " in caption_of(view)
     assert sum(len(ax.get_children()) for ax in view.fig.axes) == count  # updated in place
+
+
+def test_path_view_says_the_wait_list_landing_in_plain_words(demo):
+    from test_widgets import caption_of
+
+    from echomq_viz.widgets import PathView
+
+    view = PathView(ScoringPaths(demo), "no priority")
+    view.run_on_redis()
+    assert view.after.boxes[0].axes.get_title() == "after: job 5 landed on the wait list"
+    assert caption_of(view).endswith("After changePriority-7: 5 (wait), 1 (p1), 2 (p1), 3 (p2), 4 (p2), "
+                                     "6 (p3), 7 (p3); job 5 landed on the wait list.")

@@ -45,6 +45,21 @@ def _layers(graph: dict[str, set[str]], target: str, nodes: set[str]) -> dict[st
     return {node: (far if not node.startswith("includes/") else depth[node]) for node in nodes | {target}}
 
 
+def _landed(job_id: str, landing: str) -> str:
+    """Where a job went, as a sentence: ``"job 5 landed at the back of its tier"``."""
+    if landing == "where it was":
+        return f"job {job_id} stayed where it was"
+    if landing.endswith("of its tier"):
+        return f"job {job_id} landed at the {landing}"
+    if landing == "the wait list":
+        return f"job {job_id} landed on the wait list"
+    return f"job {job_id} went to '{landing}'"  # another container: active, delayed, nowhere
+
+
+def _scripts(count: int, verb: str, verb_for_one: str) -> str:
+    return f"1 script {verb_for_one}" if count == 1 else f"{count} scripts {verb}"
+
+
 def _queue_text(queue: Sequence[tuple[str, int]]) -> str:
     """A queue in pop order as the caption reads it: ``1 (p1), 2 (p1), 6 (wait)``."""
     return ", ".join(f"{job_id} ({f'p{p}' if p else 'wait'})" for job_id, p in queue) or "empty"
@@ -88,13 +103,14 @@ class IncludeGraphView(View):
 
     def describe(self) -> str:
         target, scripts = self.choice.value, self.scripts()
-        between = sorted(n.removeprefix("includes/") for n in includers_of(target, self.graph)
-                         if n.startswith("includes/"))
+        between = ", ".join(sorted(n.removeprefix("includes/") for n in includers_of(target, self.graph)
+                                   if n.startswith("includes/")))
+        direct = sum(target in self.graph[n] for n in scripts)
+        how = "directly" if not between else f"through {between}" if not direct else f"directly or through {between}"
         others = sum(not n.startswith("includes/") for n in self.graph) - len(scripts)
         return (f"The include graph of lua/, scripts at the left, {target} at the right: "
-                f"{len(scripts)} scripts reach it, in colour"
-                + (f", through {', '.join(between)}" if between else ", each including it directly")
-                + f"; {others} scripts do not, in grey.")
+                f"{_scripts(len(scripts), 'reach', 'reaches')} it, in colour, {how}; "
+                f"{_scripts(others, 'do', 'does')} not, in grey.")
 
     def _draw(self) -> None:
         # The graph's shape changes with the include: drawn again, not updated in place.
@@ -194,7 +210,7 @@ class PathView(View):
                     "After: empty until the path runs on Redis.")
         return (f"Two queue strips, next out at the left, job {run.job_id} in bold. "
                 f"Before: {_queue_text(run.queue_before)}. After {PATHS[self.path][1]}: "
-                f"{_queue_text(run.queue_after)}; job {run.job_id} landed at the {run.landing}.")
+                f"{_queue_text(run.queue_after)}; {_landed(run.job_id, run.landing)}.")
 
     def run_on_redis(self) -> PathRun:
         """Run the path from a fresh scene through its real script, and show it."""
@@ -206,7 +222,7 @@ class PathView(View):
                 box.set_linewidth(3 if job_id == run.job_id else 1)
         waiting = "" if run.before.container != "delayed" else f" (job {run.job_id} waits in 'delayed')"
         self.before.boxes[0].axes.set_title(f"before, next out at the left{waiting}", fontsize=9)
-        self.after.boxes[0].axes.set_title(f"after: job {run.job_id} landed at the {run.landing}", fontsize=9)
+        self.after.boxes[0].axes.set_title(f"after: {_landed(run.job_id, run.landing)}", fontsize=9)
         self._show_verdict()
         self._redraw_figure()
         return run
