@@ -1,63 +1,27 @@
-"""Figures of the IEEE-754 double that holds a score, drawn on a matplotlib ``ax`` you give.
-
-A double is 64 bits: one sign bit, eleven exponent bits (biased by 1023) and
-52 mantissa bits that follow an implicit leading 1, so it keeps 53
-significant bits. A whole number of more bits loses its last ones: it is
-rounded to the nearest double, and the spacing between neighbouring doubles
-(1 below 2**53, then 2, 4, ...) says how coarse that is.
+"""Figures of the IEEE-754 double that holds a score (see
+:mod:`echomq_viz.doubles`), drawn on a matplotlib ``ax`` you give.
 
 As in :mod:`echomq_viz.plots`, each ``draw_*`` function draws once and
 returns its artists, and the matching ``update_*`` changes them in place.
-The helpers at the top are pure: bits in, bits out.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
+from .doubles import EXACT_BITS, EXPONENT_BIAS, MANTISSA_BITS, double_bits, double_fields, exact_bits, spacing
+
 __all__ = [
-    "MANTISSA_BITS", "EXPONENT_BIAS", "double_fields", "double_bits", "exact_bits", "spacing",
     "DoubleBits", "draw_double_bits", "update_double_bits", "Spacing", "draw_spacing", "update_spacing",
     "BitBudget", "draw_bit_budget", "update_bit_budget",
 ]
 
-MANTISSA_BITS = 52
-EXPONENT_BIAS = 1023
-EXACT_BITS = MANTISSA_BITS + 1  # with the implicit leading 1
 FALL_OFF_COLUMNS = 5  # room right of the mantissa for bits that fall off: numbers up to 2**58
-
-
-def double_fields(value: float) -> tuple[int, int, int]:
-    """``(sign, biased exponent, mantissa)`` of a double, read from its 64 bits."""
-    (word,) = struct.unpack(">Q", struct.pack(">d", float(value)))
-    return word >> 63, (word >> MANTISSA_BITS) & 0x7FF, word & ((1 << MANTISSA_BITS) - 1)
-
-
-def double_bits(value: float) -> str:
-    """The 64 bits of a double, sign first, as ``struct.pack('>d', x)`` lays them out."""
-    (word,) = struct.unpack(">Q", struct.pack(">d", float(value)))
-    return format(word, "064b")
-
-
-def exact_bits(number: int) -> tuple[str, str]:
-    """A positive whole number's bits after its leading 1, cut where a
-    double's mantissa ends: ``(the 52 bits it has room for, the bits that
-    fall off)``; a short number is padded with zeros, and nothing falls off."""
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise ValueError(f"number must be a whole number >= 1, got {number!r}")
-    after_lead = format(number, "b")[1:]
-    return after_lead[:MANTISSA_BITS].ljust(MANTISSA_BITS, "0"), after_lead[MANTISSA_BITS:]
-
-
-def spacing(value: float) -> float:
-    """The gap from a double to the next larger one (``math.ulp``)."""
-    return math.ulp(float(value))
 
 
 # -- the 64 bits, and the bits that fall off ------------------------------------------------

@@ -12,12 +12,12 @@ from echomq_viz.designs import (
     DESIGN_DIR, DESIGNS, EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner,
     check_budget, design_source, run_packing,
 )
-from echomq_viz.designs_view import DesignsView, PackingView
 from echomq_viz.keys import Keys
 from echomq_viz.live import Demo
 from echomq_viz.score import TIER_SPAN, split_stored
 from echomq_viz.scripts import LUA_DIR, load_scripts, resolve_includes
 from echomq_viz.server import RedisServer
+from echomq_viz.widgets import DesignsView, PackingView
 
 SCENARIO = {scenario.key: scenario for scenario in SCENARIOS}
 
@@ -277,3 +277,46 @@ def test_the_packing_view_checks_each_budget_live(r):
     with pytest.raises(ValueError, match="arrival_bits must be in 0..53"):
         view.set(arrival_bits=60)
     assert view.widths == (11, 11, 32)
+
+
+def test_designs_view_select_runs_once_and_raises_what_goes_wrong(runner):
+    from test_widgets import caption_of
+
+    view = DesignsView(runner)
+    runs = []
+    run = runner.run
+    runner.run = lambda scenario: runs.append(scenario.key) or run(scenario)
+    view.select("popmax")
+    assert runs == ["popmax"]  # moved from code: the switch's own callback stays quiet
+    assert caption_of(view) == (f"Two pop orders of the same 6 jobs (six jobs in three tiers), first out at the "
+                                f"left. The real scripts pop {' '.join(view.outcome.right_order)}; the wrong "
+                                f"design, ZPOPMAX instead of ZPOPMIN, pops {DESIGN_ORDERS['popmax']}: "
+                                "a different order.")
+    view.switch.value = "nomod"  # a reader's click runs it once too
+    assert runs == ["popmax", "nomod"]
+    assert caption_of(view).endswith(f"scripts pop {' '.join(view.outcome.right_order)}; the wrong design, "
+                                     "no % 0x100000000 on the counter, pops 1 2 3: a different order.")
+
+
+def test_designs_view_select_on_a_lost_redis_raises_and_frees_the_switch():
+    server = RedisServer().start()
+    view = DesignsView(DesignRunner(server.client(socket_timeout=1, socket_connect_timeout=1)))
+    server.stop()
+    with pytest.raises(Exception, match="Connection|connect"):
+        view.select("popmax")
+    assert view.status.text == "" and view.switch.value == "popmax" and not view.switch.disabled
+    view.rerun_button.click()
+    assert view.status.text.startswith("error: ConnectionError") and not view.rerun_button.disabled
+
+
+def test_packing_view_caption_follows_the_sliders(r):
+    from test_widgets import caption_of
+
+    view = PackingView(Demo("viz-09-pack", client=r))
+    assert caption_of(view) == ("One score's 64 bits, bit 63 at the left, shared out as tenant 11, priority 10, "
+                                "arrival 32 bits (arrival lowest): 53 in all, within the 53 a double keeps exact.")
+    view.set(priority_bits=12)
+    assert caption_of(view).endswith("55 in all, 2 past the 53 a double keeps exact, in red.")
+    view.sliders[2].value = 30  # a reader's drag
+    assert caption_of(view).endswith("53 in all, within the 53 a double keeps exact.")
+    assert view.status.text == "" and view.text().startswith("fits in 53 bits")

@@ -1,4 +1,4 @@
-"""The IEEE double behind a score (echomq_viz.double_plots and double_view), checked against real Redis."""
+"""The IEEE double behind a score (echomq_viz.doubles, double_plots and widgets.double), checked against real Redis."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from echomq_viz import double_plots
-from echomq_viz.double_view import DoubleView, double_text, half_even_table, round_score
+from echomq_viz.doubles import double_text, half_even_table, round_score
 from echomq_viz.live import Demo
 from echomq_viz.score import PRIORITY_LIMIT, TIER_SPAN, stored_score
 from echomq_viz.server import RedisServer
-from echomq_viz.widgets import FrontierView
+from echomq_viz.widgets import DoubleView, FrontierView
 
 
 @pytest.fixture
@@ -166,3 +166,21 @@ def test_a_view_without_a_demo_or_redis_says_so_in_one_line():
     assert lost.status.text.startswith("error: ConnectionError") and "\n" not in lost.status.text
     assert not lost.check_button.disabled  # released after the failure
     assert math.isfinite(lost.stored)
+
+
+def test_the_caption_follows_the_sliders_across_2_to_the_53():
+    from test_widgets import caption_of
+
+    view = DoubleView(priority=PRIORITY_LIMIT, counter=2**32 - 1)
+    text = caption_of(view)
+    assert text.startswith(f"The 64 bits of the double stored for the score {2**53 - 1:,} (priority 2,097,151, "
+                           "counter 4,294,967,295): exponent 52, every bit of it fits the mantissa, stored exactly.")
+    assert text.endswith("here 1.")
+    view.counter.value = 0  # a reader's drag
+    view.priority.value = 2**21
+    assert "1 bit of it falls off past the mantissa, stored exactly" in caption_of(view)  # a 0 falls off
+    view.set(counter=1)
+    assert "exponent 53, 1 bit of it falls off past the mantissa, stored -1 from it" in caption_of(view)
+    assert caption_of(view).endswith("here 2.")
+    view.set(priority=2**24, counter=7)
+    assert "4 bits of it fall off" in caption_of(view) and caption_of(view).endswith("here 16.")

@@ -455,11 +455,11 @@ def test_bullmq_change_priority_helper_rescores_our_job(scripts, ctx, r, redis_s
         time.sleep(0.01)
 
 
-# -- the views (echomq_viz.paths_view) -------------------------------------------------------------
+# -- the views (echomq_viz.widgets.paths) -------------------------------------------------------------
 
 
 def test_path_view_guess_then_run_shows_the_landing_and_the_split(demo):
-    from echomq_viz.paths_view import PathView
+    from echomq_viz.widgets import PathView
 
     view = PathView(ScoringPaths(demo), "retry")
     assert repr(view) == "PathView(path='retry', prediction=None, landed=None)"
@@ -476,7 +476,7 @@ def test_path_view_guess_then_run_shows_the_landing_and_the_split(demo):
 
 
 def test_path_view_refuses_bad_arguments(demo):
-    from echomq_viz.paths_view import PathView
+    from echomq_viz.widgets import PathView
 
     lab = ScoringPaths(demo)
     with pytest.raises(ValueError, match="same tier"):
@@ -488,7 +488,7 @@ def test_path_view_refuses_bad_arguments(demo):
 
 
 def test_path_view_error_is_one_line_and_the_button_comes_back():
-    from echomq_viz.paths_view import PathView
+    from echomq_viz.widgets import PathView
     from echomq_viz.server import RedisServer
 
     server = RedisServer().start()
@@ -502,7 +502,7 @@ def test_path_view_error_is_one_line_and_the_button_comes_back():
 
 
 def test_include_graph_view_lists_what_reaches_the_chosen_include():
-    from echomq_viz.paths_view import IncludeGraphView
+    from echomq_viz.widgets import IncludeGraphView
 
     view = IncludeGraphView()
     assert repr(view) == "IncludeGraphView(target='includes/getPriorityScore', scripts=5)"
@@ -513,3 +513,50 @@ def test_include_graph_view_lists_what_reaches_the_chosen_include():
     assert view.status.text == ""
     with pytest.raises(ValueError, match="getPriorityScore"):
         IncludeGraphView("changePriority-7")
+
+
+def test_include_graph_view_leaves_out_the_wrong_designs_and_captions_the_choice():
+    from test_widgets import caption_of
+
+    from echomq_viz.widgets import IncludeGraphView
+
+    view = IncludeGraphView()
+    assert not [name for name in view.graph if name.startswith("designs/")]  # not commands
+    assert caption_of(view).startswith("The include graph of lua/, scripts at the left, "
+                                       "includes/getPriorityScore at the right: 5 scripts reach it")
+    assert caption_of(view).endswith(", through addJobWithPriority, promoteDelayedJobs; 3 scripts do not, in grey.")
+    view.choice.value = "includes/checkKeys"
+    assert caption_of(view).endswith("8 scripts reach it, in colour, directly; 0 scripts do not, in grey.")
+    view.choice.value = "includes/checkPriority"
+    assert caption_of(view).endswith("directly or through checkDueDelayedJobs, checkStoredPriority; "
+                                     "1 script does not, in grey.")
+    with pytest.raises(TypeError, match="target must be a str"):
+        IncludeGraphView(5)
+
+
+def test_path_view_caption_reads_both_queues_and_the_landing(demo):
+    from test_widgets import caption_of
+
+    from echomq_viz.widgets import PathView
+
+    view = PathView(ScoringPaths(demo), "retry")
+    assert caption_of(view) == ("Two queue strips, next out at the left. Before: 1 (p1), 2 (p1), 3 (p2), "
+                                "4 (p2), 5 (p3), 6 (p3), 7 (p3). After: empty until the path runs on Redis.")
+    count = sum(len(ax.get_children()) for ax in view.fig.axes)
+    view.run_on_redis()
+    assert caption_of(view).endswith("; job 1 landed at the back of its tier.")
+    assert view.after.boxes[0].axes.get_title() == "after: job 1 landed at the back of its tier"
+    assert "After retryJob-10: " in caption_of(view)
+    assert sum(len(ax.get_children()) for ax in view.fig.axes) == count  # updated in place
+
+
+def test_path_view_says_the_wait_list_landing_in_plain_words(demo):
+    from test_widgets import caption_of
+
+    from echomq_viz.widgets import PathView
+
+    view = PathView(ScoringPaths(demo), "no priority")
+    view.run_on_redis()
+    assert view.after.boxes[0].axes.get_title() == "after: job 5 landed on the wait list"
+    assert caption_of(view).endswith("After changePriority-7: 5 (wait), 1 (p1), 2 (p1), 3 (p2), 4 (p2), "
+                                     "6 (p3), 7 (p3); job 5 landed on the wait list.")

@@ -21,13 +21,17 @@ from __future__ import annotations
 from .bands import BandsView
 from .comparison import ComparisonView
 from .consume import ConsumeView
+from .designs import DesignsView, PackingView
+from .double import DoubleView
 from .frontier import FrontierView, WrapView
 from .hero import HeroView, hero_figure
 from .inspector import InspectorView
 from .lua_source import show_lua
+from .paths import IncludeGraphView, PathView
 from .view import one_line
 
 __all__ = [
-    "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "InspectorView",
+    "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "DoubleView",
+    "InspectorView", "IncludeGraphView", "PathView", "DesignsView", "PackingView",
     "show_lua", "one_line", "hero_figure",
 ]

@@ -95,6 +95,7 @@ class View:
     fig: Figure
     blitter: Blitter | None = None
     demo: Demo | None = None
+    _moving_from_code = False
 
     def __init__(self) -> None:
         self.status = Status()
@@ -118,6 +119,8 @@ class View:
         controls = tuple(controls)
 
         def callback(*_event) -> None:
+            if self._moving_from_code:
+                return
             self.status.clear()
             try:
                 with busy(*controls):
@@ -142,6 +145,16 @@ class View:
         callback = self._callback(action, controls if disable else ())
         for control in controls:
             control.observe(callback, "value")
+
+    @contextlib.contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Move controls from code without their actions running: the method
+        that moves them runs the action itself, so its errors are raised."""
+        self._moving_from_code = True
+        try:
+            yield
+        finally:
+            self._moving_from_code = False
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)

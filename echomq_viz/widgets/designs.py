@@ -14,12 +14,14 @@ import html
 
 import ipywidgets as w
 
-from . import double_plots, plots
-from .designs import (EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome,
-                      PackOutcome, run_packing)
-from .live import Demo
-# The widgets internals these views share, imported in this one place.
-from .widgets import _PRE, _SLIDER_STYLE, _WIDE, _busy, _Code, _figure, _guarded, _require, _Status, _View
+from .. import double_plots, plots
+from ..checks import check_str
+from ..designs import (EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome,
+                       PackOutcome, run_packing)
+from ..live import Demo
+from .canvas import figure
+from .lua_source import _Code
+from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
 __all__ = ["DesignsView", "PackingView", "SWITCH_LABELS"]
 
@@ -28,17 +30,17 @@ SWITCH_LABELS = {
     "clock-skew": "ms clock: skewed", "clock-wrap": "ms clock: 49.7 days", "nomod": "no % 2^32",
 }
 _SCENARIOS = {scenario.key: scenario for scenario in SCENARIOS}
+_FIELDS = ("tenant", "priority", "arrival")
 
 
 def _scenario_key(key: object) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"scenario must be a str, one of {', '.join(_SCENARIOS)}, got {type(key).__name__}")
+    check_str("scenario", key)
     if key not in _SCENARIOS:
         raise ValueError(f"scenario must be one of {', '.join(_SCENARIOS)}, got {key!r}")
     return key
 
 
-class DesignsView(_View):
+class DesignsView(View):
     """One switch per scenario; each switch runs the real scripts and the
     design on Redis with the same jobs and shows both pop orders.
 
@@ -49,26 +51,26 @@ class DesignsView(_View):
     def __init__(self, runner: DesignRunner, *, scenario: str = "fifo") -> None:
         if not isinstance(runner, DesignRunner):
             raise TypeError(f"runner must be a DesignRunner, got {type(runner).__name__}")
+        scenario = _scenario_key(scenario)
+        super().__init__()
         self.runner = runner
-        self.status = _Status()
         self.outcome: Outcome | None = None
         capacity = max(len(s.jobs) for s in SCENARIOS)
-        self.fig = _figure(8.4, 2.1)
+        self.fig = figure(8.4, 2.1)
         self.right_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), capacity,
                                                   "right: the real scripts pop")
         self.design_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), capacity)
-        self.switch = w.ToggleButtons(options=[(SWITCH_LABELS[k], k) for k in _SCENARIOS],
-                                      value=_scenario_key(scenario), description="design",
-                                      style={"button_width": "150px"})
+        self.switch = w.ToggleButtons(options=[(SWITCH_LABELS[k], k) for k in _SCENARIOS], value=scenario,
+                                      description="design", style={"button_width": "150px"})
         self.rerun_button = w.Button(description="Run again on Redis", icon="refresh",
                                      layout=w.Layout(width="200px"))
         self.reason = w.HTML()
         self.table = w.HTML()
         self.lua = w.HTML()
-        self.switch.observe(self._on_switch, "value")
-        self.rerun_button.on_click(self._on_switch)
-        self.widget = w.VBox([self.switch, self.rerun_button, self.fig.canvas, self.reason, self.table,
-                              self.lua, self.status.widget])
+        self.widget = w.VBox([self.switch, self.rerun_button, self.fig.canvas, self.caption, self.reason,
+                              self.table, self.lua, self.status.widget])
+        self._on_change([self.switch], self.run, disable=True)
+        self._on_click(self.rerun_button, self.run, also_busy=[self.switch])
         self.run()
 
     def __repr__(self) -> str:
@@ -77,42 +79,42 @@ class DesignsView(_View):
     def select(self, scenario: str) -> Outcome:
         """Flip the switch from code and run that scenario; errors are raised here."""
         key = _scenario_key(scenario)
-        self.switch.unobserve(self._on_switch, "value")
-        try:
+        with self._quietly():
             self.switch.value = key
-        finally:
-            self.switch.observe(self._on_switch, "value")
         return self.run()
 
     def run(self) -> Outcome:
         """Run the switch's scenario on Redis and show it."""
         scenario = _SCENARIOS[self.switch.value]
-        with _busy(self.switch, self.rerun_button):
-            outcome = self.runner.run(scenario)
-        self.outcome = outcome
+        self.outcome = outcome = self.runner.run(scenario)
         priorities = {job_id: job.priority for job_id, job in zip(outcome.added, scenario.jobs)}
         plots.update_queue_strip(self.right_strip, [(j, priorities[j]) for j in outcome.right_order])
         plots.update_queue_strip(self.design_strip, [(j, priorities[j]) for j in outcome.design_order])
         self.design_strip.boxes[0].axes.set_title(f"wrong: {scenario.design.title} pops", fontsize=9,
                                                   color="#1b7f3b" if outcome.agrees else "#b00020")
         self.reason.value = f"<b>Why:</b> {html.escape(scenario.reason)}"
-        self.table.value = f"<pre style='{_PRE}'>{html.escape(outcome.text())}</pre>"
+        self.table.value = pre_html(outcome.text())
         design = scenario.design
         self.lua.value = _Code(design.path.read_text(encoding="utf-8"),
                                f"lua/designs/{design.file}")._repr_html_()
-        self.fig.canvas.draw_idle()
+        self._redraw_figure()
         return outcome
 
     def text(self) -> str:
         return "" if self.outcome is None else self.outcome.text()
 
-    @_guarded
-    def _on_switch(self, event=None) -> None:  # a flip of the switch, or the button
-        self.status.clear()
-        self.run()
+    def describe(self) -> str:
+        outcome = self.outcome
+        if outcome is None:
+            return "Two empty queue strips: nothing run yet."
+        scenario = outcome.scenario
+        return (f"Two pop orders of the same {len(outcome.added)} jobs ({scenario.title}), first out at the "
+                f"left. The real scripts pop {' '.join(outcome.right_order)}; the wrong design, "
+                f"{scenario.design.title}, pops {' '.join(outcome.design_order)}: "
+                + ("the same order." if outcome.agrees else "a different order."))
 
 
-class PackingView(_View):
+class PackingView(View):
     """The exercise: three sliders share out the bits of one score among
     tenant, priority and arrival; each change checks the budget live with
     ``packThreeKeys.lua`` on the demo queue. A budget past 53 bits runs anyway,
@@ -120,23 +122,22 @@ class PackingView(_View):
     """
 
     def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_ANSWER, jobs=EXERCISE_JOBS) -> None:
-        self.demo = _require(demo)
+        demo = require_demo(demo)
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
-        self.jobs = tuple(jobs)
-        self.status = _Status()
+        super().__init__()
+        self.demo, self.jobs = demo, tuple(jobs)
         self.outcome: PackOutcome | None = None
         self.verdict = ""
-        self.fig = _figure(8.4, 1.2)
+        self.fig = figure(8.4, 1.2)
         widths = (budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
         self.bar = double_plots.draw_bit_budget(self.fig.add_axes((0.03, 0.2, 0.94, 0.38)), widths)
         self.sliders = [w.IntSlider(value=value, min=0, max=EXACT_BITS, description=f"{name} bits",
-                                    continuous_update=False, style=_SLIDER_STYLE, layout=_WIDE)
-                        for name, value in zip(("tenant", "priority", "arrival"), widths)]
+                                    continuous_update=False, style=SLIDER_STYLE, layout=WIDE)
+                        for name, value in zip(_FIELDS, widths)]
         self.result = w.HTML()
-        for slider in self.sliders:
-            slider.observe(self._on_change, "value")
-        self.widget = w.VBox([*self.sliders, self.fig.canvas, self.result, self.status.widget])
+        self.widget = w.VBox([*self.sliders, self.fig.canvas, self.caption, self.result, self.status.widget])
+        self._on_change(self.sliders, self.check, disable=True)
         self.check()
 
     def __repr__(self) -> str:
@@ -152,38 +153,35 @@ class PackingView(_View):
         wanted = [old if new is None else new
                   for old, new in zip(self.widths, (tenant_bits, priority_bits, arrival_bits))]
         Budget(*wanted)  # checked before any slider moves
-        for slider in self.sliders:
-            slider.unobserve(self._on_change, "value")
-        try:
+        with self._quietly():
             for slider, value in zip(self.sliders, wanted):
                 slider.value = int(value)
-        finally:
-            for slider in self.sliders:
-                slider.observe(self._on_change, "value")
         return self.check()
 
     def check(self) -> PackOutcome:
         """Run the sliders' budget through ``packThreeKeys.lua`` and show it."""
         double_plots.update_bit_budget(self.bar, self.widths)
-        self.fig.canvas.draw_idle()
+        self._redraw_figure()
         self.outcome, self.verdict = None, ""
         self.result.value = ""
         budget = Budget(*self.widths)
-        with _busy(*self.sliders):
-            outcome = run_packing(self.demo, budget, self.jobs, past_53_for_teaching=not budget.exact)
+        outcome = run_packing(self.demo, budget, self.jobs, past_53_for_teaching=not budget.exact)
         self.outcome = outcome
         self.verdict = ("fits in 53 bits: check_budget accepts it" if budget.exact else
                         f"{budget.total} bits: check_budget refuses it; run anyway, for teaching")
         good = budget.exact and outcome.order == outcome.right_order
         colour = "#1b7f3b" if good else "#b00020"
         self.result.value = (f"<div style='color:{colour}'><b>{html.escape(self.verdict)}</b></div>"
-                             f"<pre style='{_PRE}'>{html.escape(outcome.text())}</pre>")
+                             + pre_html(outcome.text()))
         return outcome
 
     def text(self) -> str:
         return "" if self.outcome is None else f"{self.verdict}\n{self.outcome.text()}"
 
-    @_guarded
-    def _on_change(self, change=None) -> None:
-        self.status.clear()
-        self.check()
+    def describe(self) -> str:
+        widths, total = self.widths, sum(self.widths)
+        fields = ", ".join(f"{name} {width}" for name, width in zip(_FIELDS, widths))
+        fit = (f"within the {EXACT_BITS} a double keeps exact" if total <= EXACT_BITS
+               else f"{total - EXACT_BITS} past the {EXACT_BITS} a double keeps exact, in red")
+        return (f"One score's 64 bits, bit 63 at the left, shared out as {fields} bits (arrival lowest): "
+                f"{total} in all, {fit}.")

@@ -1,5 +1,5 @@
-"""The views of notebook 08: who includes ``getPriorityScore``, and where a
-job lands on each path that scores it.
+"""Notebook 08's views: who includes ``getPriorityScore``, and where a job
+lands on each path that scores it.
 
 - :class:`IncludeGraphView` draws the include graph read from ``lua/``: pick
   an include, see every script that reaches it;
@@ -13,13 +13,16 @@ The experiments themselves live in :mod:`echomq_viz.paths`.
 from __future__ import annotations
 
 import html
+from typing import Sequence
 
 import ipywidgets as w
 
-from . import plots
-from .lua_loader import LUA_DIR, include_graph, includers_of
-from .paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
-from .widgets import _PRE, _View, _Status, _busy, _figure, _guarded  # the views' shared plumbing
+from .. import plots
+from ..checks import check_str
+from ..lua_loader import LUA_DIR, include_graph, includers_of
+from ..paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
+from .canvas import figure
+from .view import View, pre_html
 
 __all__ = ["IncludeGraphView", "PathView"]
 
@@ -42,23 +45,47 @@ def _layers(graph: dict[str, set[str]], target: str, nodes: set[str]) -> dict[st
     return {node: (far if not node.startswith("includes/") else depth[node]) for node in nodes | {target}}
 
 
-class IncludeGraphView(_View):
+def _landed(job_id: str, landing: str) -> str:
+    """Where a job went, as a sentence: ``"job 5 landed at the back of its tier"``."""
+    if landing == "where it was":
+        return f"job {job_id} stayed where it was"
+    if landing.endswith("of its tier"):
+        return f"job {job_id} landed at the {landing}"
+    if landing == "the wait list":
+        return f"job {job_id} landed on the wait list"
+    return f"job {job_id} went to '{landing}'"  # another container: active, delayed, nowhere
+
+
+def _scripts(count: int, verb: str, verb_for_one: str) -> str:
+    return f"1 script {verb_for_one}" if count == 1 else f"{count} scripts {verb}"
+
+
+def _queue_text(queue: Sequence[tuple[str, int]]) -> str:
+    """A queue in pop order as the caption reads it: ``1 (p1), 2 (p1), 6 (wait)``."""
+    return ", ".join(f"{job_id} ({f'p{p}' if p else 'wait'})" for job_id, p in queue) or "empty"
+
+
+class IncludeGraphView(View):
     """The include graph of ``lua/``, drawn from the chosen include (right)
     to every script (left); the scripts and includes that reach it in colour."""
 
     def __init__(self, target: str = SCORER) -> None:
-        self.graph = include_graph(LUA_DIR)
-        self.status = _Status()
-        targets = sorted(n for n in self.graph if n.startswith("includes/") and includers_of(n, self.graph))
+        check_str("target", target)
+        # The commands and their includes: lua/designs/ holds wrong variants, never run as commands.
+        graph = {name: targets for name, targets in include_graph(LUA_DIR).items()
+                 if name.startswith("includes/") or "/" not in name}
+        targets = sorted(n for n in graph if n.startswith("includes/") and includers_of(n, graph))
         if target not in targets:
             raise ValueError(f"target must be an include some Lua file includes, e.g. {SCORER!r}, got {target!r}")
+        super().__init__()
+        self.graph = graph
         self.choice = w.Dropdown(options=targets, value=target, description="include:",
                                  layout=w.Layout(width="420px"))
-        self.fig = _figure(8.4, 3.8)
+        self.fig = figure(8.4, 3.8)
         self.ax = self.fig.add_axes((0.01, 0.01, 0.98, 0.9))
         self.listing = w.HTML()
-        self.choice.observe(self._on_change, "value")
-        self.widget = w.VBox([self.choice, self.fig.canvas, self.listing, self.status.widget])
+        self.widget = w.VBox([self.choice, self.fig.canvas, self.caption, self.listing, self.status.widget])
+        self._on_change([self.choice], self._draw)
         self._draw()
 
     def __repr__(self) -> str:
@@ -74,7 +101,19 @@ class IncludeGraphView(_View):
         return (f"{len(scripts)} scripts reach {self.choice.value}: {', '.join(scripts)}\n"
                 f"not: {', '.join(others) or 'none'}")
 
+    def describe(self) -> str:
+        target, scripts = self.choice.value, self.scripts()
+        between = ", ".join(sorted(n.removeprefix("includes/") for n in includers_of(target, self.graph)
+                                   if n.startswith("includes/")))
+        direct = sum(target in self.graph[n] for n in scripts)
+        how = "directly" if not between else f"through {between}" if not direct else f"directly or through {between}"
+        others = sum(not n.startswith("includes/") for n in self.graph) - len(scripts)
+        return (f"The include graph of lua/, scripts at the left, {target} at the right: "
+                f"{_scripts(len(scripts), 'reach', 'reaches')} it, in colour, {how}; "
+                f"{_scripts(others, 'do', 'does')} not, in grey.")
+
     def _draw(self) -> None:
+        # The graph's shape changes with the include: drawn again, not updated in place.
         target, ax = self.choice.value, self.ax
         reaching = includers_of(target, self.graph)
         scripts = sorted(n for n in self.graph if not n.startswith("includes/"))
@@ -102,16 +141,11 @@ class IncludeGraphView(_View):
         ax.set_xlim(-0.6, width + 0.6)
         ax.set_ylim(-tallest / 2, tallest / 2)
         ax.set_title(f"left: the scripts; right: {target}; arrows: 'includes'", fontsize=9)
-        self.listing.value = f"<pre style='{_PRE}'>{html.escape(self.listing_text())}</pre>"
-        self.fig.canvas.draw_idle()
-
-    @_guarded
-    def _on_change(self, change=None) -> None:
-        self.status.clear()
-        self._draw()
+        self.listing.value = pre_html(self.listing_text())
+        self._redraw_figure()
 
 
-class PathView(_View):
+class PathView(View):
     """One scoring path: guess where the job lands, run it on Redis, read the
     queue before and after and the job's score split into (tier, counter).
 
@@ -123,27 +157,30 @@ class PathView(_View):
         if not isinstance(lab, ScoringPaths):
             raise TypeError(f"lab must be a ScoringPaths, e.g. ScoringPaths(Demo('viz-08-paths')), "
                             f"got {type(lab).__name__}")
+        check_str("path", path)
         if path not in PATHS:
             raise ValueError(f"path must be one of {', '.join(map(repr, PATHS))}, got {path!r}")
+        super().__init__()
         self.lab, self.path = lab, path
-        self.status = _Status()
         self.result: PathRun | None = None
         _, script, question = PATHS[path]
         self.question = w.HTML(f"<b>{html.escape(script)}</b>: {html.escape(question)}")
         self.prediction = w.ToggleButtons(options=LANDINGS, value=None, description="Your guess:")
         self.run_button = w.Button(description="Run it on Redis", icon="play", button_style="primary")
-        self.fig = _figure(8.4, 2.1)
+        self.fig = figure(8.4, 2.1)
         room = len(SCENE) + 1
         self.before = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), room,
                                              "before, next out at the left")
         self.after = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), room,
                                             "after: press Run it on Redis")
-        plots.update_queue_strip(self.before, [(str(i), p) for i, p in enumerate(SCENE, start=1)])
+        self.scene = tuple((str(i), p) for i, p in enumerate(SCENE, start=1))
+        plots.update_queue_strip(self.before, self.scene)
         self.readout = w.HTML()
-        self.run_button.on_click(self._on_run)
-        self.prediction.observe(self._on_guess, "value")
-        self.widget = w.VBox([self.question, self.prediction, self.run_button, self.fig.canvas,
+        self.widget = w.VBox([self.question, self.prediction, self.run_button, self.fig.canvas, self.caption,
                               self.readout, self.status.widget])
+        self._on_change([self.prediction], self._judge_again)
+        self._on_click(self.run_button, self.run_on_redis)
+        self._redraw_figure()
 
     def __repr__(self) -> str:
         landed = self.result.landing if self.result else None
@@ -151,6 +188,7 @@ class PathView(_View):
 
     def predict(self, choice: str) -> "PathView":
         """Make the reader's guess from code: one of :data:`~echomq_viz.paths.LANDINGS`."""
+        check_str("the guess", choice)
         if choice not in LANDINGS:
             raise ValueError(f"the guess must be one of {', '.join(map(repr, LANDINGS))}, got {choice!r}")
         self.prediction.value = choice
@@ -165,32 +203,33 @@ class PathView(_View):
                    f"you guessed {guess!r}: " + ("right" if guess == self.result.landing else "not what Redis did"))
         return f"{self.result.text()}\n{verdict}"
 
+    def describe(self) -> str:
+        run = self.result
+        if run is None:
+            return (f"Two queue strips, next out at the left. Before: {_queue_text(self.scene)}. "
+                    "After: empty until the path runs on Redis.")
+        return (f"Two queue strips, next out at the left, job {run.job_id} in bold. "
+                f"Before: {_queue_text(run.queue_before)}. After {PATHS[self.path][1]}: "
+                f"{_queue_text(run.queue_after)}; {_landed(run.job_id, run.landing)}.")
+
     def run_on_redis(self) -> PathRun:
         """Run the path from a fresh scene through its real script, and show it."""
-        with _busy(self.run_button):
-            self.result = run = self.lab.run(self.path)
-        plots.update_queue_strip(self.before, run.queue_before)
-        plots.update_queue_strip(self.after, run.queue_after)
+        self.result = run = self.lab.run(self.path)
         for strip, queue in ((self.before, run.queue_before), (self.after, run.queue_after)):
-            for box, (job_id, _) in zip(strip.boxes, queue):
+            plots.update_queue_strip(strip, queue)
+            ids = [job_id for job_id, _ in queue] + [None] * (strip.capacity - len(queue))
+            for box, job_id in zip(strip.boxes, ids):
                 box.set_linewidth(3 if job_id == run.job_id else 1)
         waiting = "" if run.before.container != "delayed" else f" (job {run.job_id} waits in 'delayed')"
         self.before.boxes[0].axes.set_title(f"before, next out at the left{waiting}", fontsize=9)
-        self.after.boxes[0].axes.set_title(f"after: job {run.job_id} landed at the {run.landing}", fontsize=9)
+        self.after.boxes[0].axes.set_title(f"after: {_landed(run.job_id, run.landing)}", fontsize=9)
         self._show_verdict()
-        self.fig.canvas.draw_idle()
+        self._redraw_figure()
         return run
 
     def _show_verdict(self) -> None:
-        self.readout.value = f"<pre style='{_PRE}'>{html.escape(self.verdict_text())}</pre>"
+        self.readout.value = pre_html(self.verdict_text())
 
-    @_guarded
-    def _on_guess(self, change=None) -> None:
-        self.status.clear()
+    def _judge_again(self) -> None:
         if self.result is not None:
             self._show_verdict()
-
-    @_guarded
-    def _on_run(self, button=None) -> None:
-        self.status.clear()
-        self.run_on_redis()

@@ -1,0 +1,135 @@
+"""Notebook 05's view of the double itself: the 64 bits of a stored score and
+the spacing between neighbouring doubles as the score crosses 2**53.
+
+The arithmetic (fields, bits that fall off, rounding) lives in
+:mod:`echomq_viz.doubles`; the figures in :mod:`echomq_viz.double_plots`.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+
+from .. import double_plots
+from ..checks import check_int
+from ..doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, spacing
+from ..live import Demo
+from ..score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, stored_score
+from .canvas import figure
+from .frontier import FRONTIER_PRIORITIES, FrontierView
+from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+
+__all__ = ["DoubleView"]
+
+
+def _frontier_priority(priority: object) -> int:
+    """``priority`` after checking it is one of the FrontierView's stops."""
+    priority = check_int("priority", priority, 1)
+    allowed = [value for _, value in FRONTIER_PRIORITIES]
+    if priority not in allowed:
+        raise ValueError(f"priority must be one of {', '.join(f'{v:_}' for v in allowed)}, got {priority:_}")
+    return priority
+
+
+class DoubleView(View):
+    """A priority slider (the FrontierView's stops across 2**21 - 1) and a
+    counter slider (type an exact value into its readout); the figure shows
+    the stored double's 64 bits, the bits that fall off, and the gap to the
+    next double on its staircase.
+
+    :param demo: for :meth:`check_on_redis`; None disables it.
+    """
+
+    def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, counter: int = 1) -> None:
+        priority = _frontier_priority(priority)
+        counter = check_int("counter", counter, 0, COUNTER_MASK)
+        super().__init__()
+        self.demo = None if demo is None else require_demo(demo)
+        exact, stored = priority * TIER_SPAN + counter, stored_score(priority, counter)
+        self.fig = figure(8.4, 3.9)
+        self.bits = double_plots.draw_double_bits(self.fig.add_axes((0.14, 0.68, 0.84, 0.18)), exact, stored)
+        self.gaps = double_plots.draw_spacing(self.fig.add_axes((0.14, 0.12, 0.84, 0.4)), stored)
+        self.priority = w.SelectionSlider(options=FRONTIER_PRIORITIES, value=priority, description="priority",
+                                          style=SLIDER_STYLE, layout=WIDE)
+        self.counter = w.IntSlider(value=counter, min=0, max=COUNTER_MASK, description="counter",
+                                   readout_format=",d", style=SLIDER_STYLE, layout=WIDE)
+        self.readout = w.HTML()
+        self.check_button = w.Button(description="Store it on Redis", icon="play", disabled=demo is None,
+                                     layout=w.Layout(width="200px"))
+        self.redis_result = w.HTML()
+        self.redis_text = ""
+        self.widget = w.VBox([self.priority, self.counter, self.fig.canvas, self.caption, self.readout,
+                              w.HBox([self.check_button, self.redis_result]), self.status.widget])
+        self._on_change([self.priority, self.counter], self._redraw)
+        self._on_click(self.check_button, self.check_on_redis)
+        self._redraw()
+
+    def __repr__(self) -> str:
+        return f"DoubleView(priority={self.priority.value}, counter={self.counter.value})"
+
+    def follow(self, frontier: FrontierView) -> "DoubleView":
+        """Tie this view's priority to a FrontierView's: either slider moves both."""
+        if not isinstance(frontier, FrontierView):
+            raise TypeError(f"frontier must be a FrontierView, got {type(frontier).__name__}")
+        w.link((frontier.priority, "value"), (self.priority, "value"))
+        return self
+
+    def set(self, priority: int | None = None, counter: int | None = None) -> "DoubleView":
+        """Move the sliders from code, as a drag would; a value no slider can
+        show is refused, and then neither moves."""
+        moves = []
+        if priority is not None:
+            moves.append((self.priority, _frontier_priority(priority)))
+        if counter is not None:
+            moves.append((self.counter, check_int("counter", counter, 0, COUNTER_MASK)))
+        for slider, value in moves:  # every value checked before the first slider moves
+            slider.value = value
+        return self
+
+    @property
+    def exact(self) -> int:
+        return self.priority.value * TIER_SPAN + self.counter.value
+
+    @property
+    def stored(self) -> float:
+        return stored_score(self.priority.value, self.counter.value)
+
+    def readout_text(self) -> str:
+        return double_text(self.priority.value, self.counter.value)
+
+    def describe(self) -> str:
+        exact, stored = self.exact, self.stored
+        fallen, change = len(exact_bits(exact)[1]), int(stored) - exact
+        lost = f"{fallen} bit{'s' * (fallen != 1)} of it fall{'s' * (fallen == 1)} off past the mantissa" \
+            if fallen else "every bit of it fits the mantissa"
+        return (f"The 64 bits of the double stored for the score {exact:,} (priority {self.priority.value:,}, "
+                f"counter {self.counter.value:,}): exponent {double_fields(stored)[1] - EXPONENT_BIAS}, "
+                f"{lost}, stored {'exactly' if change == 0 else f'{change:+d} from it'}. "
+                f"Below, the gap to the next double against the score, doubling at every power of two "
+                f"from 2^53: here {spacing(stored):g}.")
+
+    def _redraw(self) -> None:
+        exact, stored = self.exact, self.stored
+        double_plots.update_double_bits(self.bits, exact, stored)
+        double_plots.update_spacing(self.gaps, stored)
+        self.readout.value = pre_html(self.readout_text())
+        self._redraw_figure()
+
+    def check_on_redis(self) -> float:
+        """Empty the demo queue, add one job at the sliders' priority and
+        counter through the real script (its limit lifted past 2**21 - 1, for
+        teaching), and compare the 64 bits Redis stored with the view's."""
+        demo = self._require_demo()
+        p, c = self.priority.value, self.counter.value
+        demo.reset()
+        if p <= PRIORITY_LIMIT:
+            stored = demo.add_at_counter("double", p, c)[1]
+        else:
+            stored = demo.add_past_the_limit_for_teaching("double", p, c)[1]
+        same = double_bits(stored) == double_bits(self.stored)
+        verdict = "the same 64 bits" if same else f"DIFFERENT bits from {int(self.stored):,}"
+        self.redis_text = f"Redis stored {int(stored):,}: {verdict}"
+        colour = "#1b7f3b" if same else "#b00020"
+        self.redis_result.value = f"<span style='color:{colour}'>{html.escape(self.redis_text)}</span>"
+        return stored
