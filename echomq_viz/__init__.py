@@ -8,6 +8,7 @@ Modules, from the pure core outward:
 
 - :mod:`echomq_viz.checks`        argument checks, one wording for the whole package
 - :mod:`echomq_viz.score`         the composite score maths (pure, no I/O)
+- :mod:`echomq_viz.doubles`       the IEEE double a score is stored as: its bits, spacing, rounding (pure)
 - :mod:`echomq_viz.keys`          every Redis key of a queue, built in one place
 - :mod:`echomq_viz.queue_report`  what a read prioritized set means: report and findings (pure)
 - :mod:`echomq_viz.lua_loader`    the strict loader of the Lua scripts in ``lua/``
@@ -18,13 +19,17 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.server`        a real Redis: ``REDIS_URL`` or a private embedded one
 - :mod:`echomq_viz.owners`        which process owns which demo keys on a shared Redis
 - :mod:`echomq_viz.live`          demo queues: the experiments the notebooks run
+- :mod:`echomq_viz.paths`         every script that scores a job, run live (notebook 08)
+- :mod:`echomq_viz.designs`       the designs that fail, run live beside the real one (notebook 09)
 - :mod:`echomq_viz.cluster`       a local Redis Cluster built from those servers
 - :mod:`echomq_viz.inspection`    a read-only report on any real queue
 - :mod:`echomq_viz.interop`       the stock BullMQ client, from plain functions
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
+- :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
+- :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded
 """
 
 from __future__ import annotations

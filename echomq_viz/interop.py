@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
-from .checks import check_int, check_str, describe
-from .keys import QueueContext
+from .checks import check_bool, check_int, check_str, describe
+from .keys import QueueContext, validate_job_id
+from .scripts import validate_priority
 from .server import ENV_URL, embedded_server
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "bullmq_keys",
     "bullmq_add",
     "bullmq_process_order",
+    "bullmq_change_priority",
     "run_sync",
 ]
 
@@ -272,3 +274,29 @@ def bullmq_process_order(
         return processed
 
     return run_sync(main, timeout)
+
+
+def bullmq_change_priority(url: str, queue: str, prefix: str, job_id: str, priority: int, *,
+                           lifo: bool = False) -> None:
+    """Stock BullMQ's ``Job.changePriority`` (PyPI ``bullmq``) on a job of ``queue``.
+
+    :raises LookupError: when BullMQ finds no such job.
+    """
+    check_str("url", url)
+    _check_queue(queue, prefix)
+    validate_job_id(job_id, existing=True)
+    priority = validate_priority(priority, lowest=0)
+    check_bool("lifo", lifo)
+    bullmq = _bullmq()
+
+    async def main() -> None:
+        q = bullmq.Queue(queue, _options(url, prefix))
+        try:
+            job = await bullmq.Job.fromId(q, job_id)
+            if job is None:
+                raise LookupError(f"BullMQ found no job {job_id!r} in queue {queue!r}")
+            await job.changePriority({"priority": priority, "lifo": lifo})
+        finally:
+            await q.close()
+
+    run_sync(main)

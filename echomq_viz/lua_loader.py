@@ -182,8 +182,9 @@ def _node_name(path: Path, root: Path) -> str:
 
 
 def include_graph(lua_dir: str | Path = LUA_DIR) -> dict[str, set[str]]:
-    """Who includes whom, read from the ``@include`` lines of every Lua file
-    under ``lua_dir``: each file by name (scripts by file stem,
+    """Who includes whom, read from the ``@include`` lines of every script in
+    ``lua_dir`` and every include under its ``includes/`` (not the wrong
+    designs of ``lua/designs/``, which no command runs): each file by name (scripts by file stem,
     ``"changePriority-7"``; includes as a script names them,
     ``"includes/getPriorityScore"``) with the set of files it includes directly.
 
@@ -191,7 +192,7 @@ def include_graph(lua_dir: str | Path = LUA_DIR) -> dict[str, set[str]]:
     """
     root = Path(lua_dir).resolve()
     graph: dict[str, set[str]] = {}
-    for path in sorted(root.rglob("*.lua")):
+    for path in sorted([*root.glob("*.lua"), *(root / "includes").rglob("*.lua")]):
         name = _node_name(path, root)
         graph[name] = set()
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -11,134 +11,29 @@ landed, its score split into (tier, counter):
 - a delayed job promoted early by ``promote-9``;
 - a job whose attempt failed, retried by ``retryJob-10``.
 
-It also holds the calls of those scripts (checked in Python before Redis
-sees them, like the :class:`~echomq_viz.scripts.Scripts` methods), the
-include graph as a text tree, and stock BullMQ's ``Job.changePriority``.
-No widgets: :mod:`echomq_viz.paths_view` shows these.
+It also draws the include graph as a text tree. The calls themselves are
+:class:`~echomq_viz.scripts.Scripts` methods; stock BullMQ's
+``Job.changePriority`` is :func:`echomq_viz.interop.bullmq_change_priority`.
+No widgets: :mod:`echomq_viz.widgets.paths` shows these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
-from .checks import check_bool, check_int, check_str
-from .interop import _bullmq, _options, run_sync
-from .keys import Keys, QueueContext, validate_job_id
+from .keys import Keys, QueueContext
 from .live import Demo
 from .lua_loader import LUA_DIR, include_graph, includers_of
-from .scripts import Scripts, _encode_data, _now_ms, _text, _utf8, validate_priority
+from .scripts import Scripts
 
 __all__ = [
-    "CLOCK_START", "MAX_DUE_TIME", "SCORER", "LANDINGS", "SCENE", "PATHS",
-    "change_priority", "add_delayed_job", "promote", "retry_job", "delayed_jobs",
-    "bullmq_change_priority", "scoring_scripts", "include_tree",
+    "CLOCK_START", "SCORER", "LANDINGS", "SCENE", "PATHS", "scoring_scripts", "include_tree",
     "Place", "PathRun", "ScoringPaths", "landing",
 ]
 
 CLOCK_START = 2_000_000_000_000  # ms (May 2033): the experiments' clock, never the wall clock
-MAX_DUE_TIME = 2**41 - 1  # ms: (due + 1) * 0x1000 - 1, a delayed job's top score, stays below 2**53
-DELAYED_SEQUENCE = 0x1000  # a delayed score is due time * 0x1000 + a sequence number below it
 SCORER = "includes/getPriorityScore"
-RETRY_REFUSALS = {
-    -1: "the job does not exist",
-    -2: "its lock is missing",
-    -6: "its lock holds another token",
-    -3: "it is not in 'active'",
-}
-
-
-# -- the script calls (Scripts methods to be) ------------------------------------------------
-
-
-def _timestamp(timestamp: object, high: int) -> int:
-    return _now_ms() if timestamp is None else check_int("timestamp", timestamp, 0, high)
-
-
-def change_priority(scripts: Scripts, ctx: QueueContext, job_id: str, priority: int, *,
-                    lifo: bool = False) -> bool:
-    """Run ``changePriority-7``; False when the job does not exist.
-
-    A queued job with a priority gets a fresh counter (the back of its tier),
-    or with ``lifo`` the score ``priority * 2**32`` (its front); priority 0
-    puts it on the wait list (with ``lifo`` at the front).
-    """
-    validate_job_id(job_id, existing=True)
-    priority = validate_priority(priority, lowest=0)
-    check_bool("lifo", lifo)
-    return scripts.run("changePriority", ctx, [priority, Keys.base(ctx), job_id, "1" if lifo else "0"]) == 0
-
-
-def add_delayed_job(scripts: Scripts, ctx: QueueContext, name: str, data: Any, priority: int, delay: int,
-                    job_id: str | None = None, *, timestamp: int | None = None) -> str:
-    """Run ``addDelayedJob-6``: the job waits in ``delayed`` until
-    ``timestamp + delay``; its priority (0 = none) scores it only then."""
-    _text("job name", name)
-    priority = validate_priority(priority, lowest=0)
-    custom = "" if job_id is None else validate_job_id(job_id)
-    ts = _timestamp(timestamp, MAX_DUE_TIME - 1)
-    delay = check_int("delay", delay, 1, MAX_DUE_TIME - ts)
-    return scripts.run("addDelayedJob", ctx,
-                       [Keys.base(ctx), custom, name, ts, _encode_data(data), priority, delay])
-
-
-def promote(scripts: Scripts, ctx: QueueContext, job_id: str) -> bool:
-    """Run ``promote-9``: queue a delayed job now; False when it is not delayed."""
-    validate_job_id(job_id, existing=True)
-    return scripts.run("promote", ctx, [Keys.base(ctx), job_id]) == 0
-
-
-def retry_job(scripts: Scripts, ctx: QueueContext, job_id: str, token: str, *, reason: str = "",
-              lifo: bool = False, timestamp: int | None = None) -> None:
-    """Run ``retryJob-10``: an active job whose attempt failed goes back to
-    its queue (the back of its tier), due delayed jobs promoted first.
-
-    :param token: the lock token the job was taken with; ``"0"`` skips the check.
-    :raises LookupError: when the script refused, naming why (nothing changed).
-    """
-    validate_job_id(job_id, existing=True)
-    token = _text("lock token", token)
-    reason = _utf8("failure reason", check_str("failure reason", reason, empty=True))
-    check_bool("lifo", lifo)
-    ts = _timestamp(timestamp, 2**53 - 1)
-    reply = scripts.run("retryJob", ctx,
-                        [Keys.base(ctx), ts, "RPUSH" if lifo else "LPUSH", job_id, token, reason])
-    if reply != 0:
-        raise LookupError(f"retryJob-10 did not retry job {job_id!r}: "
-                          f"{RETRY_REFUSALS.get(reply, 'unknown reply')} (reply {reply})")
-
-
-def delayed_jobs(scripts: Scripts, ctx: QueueContext) -> list[tuple[str, int, int]]:
-    """The ``delayed`` set, next due first: ``(job id, due time ms, sequence)``."""
-    members = scripts.client.zrange(Keys.delayed(ctx), 0, -1, withscores=True)
-    return [(job_id, *divmod(int(score), DELAYED_SEQUENCE)) for job_id, score in members]
-
-
-def bullmq_change_priority(url: str, queue: str, prefix: str, job_id: str, priority: int, *,
-                           lifo: bool = False) -> None:
-    """Stock BullMQ's ``Job.changePriority`` (PyPI ``bullmq``) on a job of ``queue``.
-
-    :raises LookupError: when BullMQ finds no such job.
-    """
-    check_str("url", url)
-    check_str("queue", queue)
-    check_str("prefix", prefix)
-    validate_job_id(job_id, existing=True)
-    priority = validate_priority(priority, lowest=0)
-    check_bool("lifo", lifo)
-    bullmq = _bullmq()
-
-    async def main() -> None:
-        q = bullmq.Queue(queue, _options(url, prefix))
-        try:
-            job = await bullmq.Job.fromId(q, job_id)
-            if job is None:
-                raise LookupError(f"BullMQ found no job {job_id!r} in queue {queue!r}")
-            await job.changePriority({"priority": priority, "lifo": lifo})
-        finally:
-            await q.close()
-
-    run_sync(main)
 
 
 # -- the include graph -------------------------------------------------------------------------
@@ -316,7 +211,7 @@ class ScoringPaths:
         waiting = self.demo.waiting()
         if job_id in waiting:
             return Place(job_id, "wait", rank=waiting.index(job_id) + 1, peers=len(waiting))
-        for delayed_id, due, _ in delayed_jobs(self.scripts, self.ctx):
+        for delayed_id, due, _ in self.scripts.delayed_jobs(self.ctx):
             if delayed_id == job_id:
                 return Place(job_id, "delayed", due=due)
         active = self.scripts.client.lrange(Keys.active(self.ctx), 0, -1)
@@ -331,7 +226,7 @@ class ScoringPaths:
             raise ValueError(f"path must be one of {', '.join(map(repr, PATHS))}, got {path!r}")
         ids = self.scene()
         if path in ("due", "promote"):
-            job_id = add_delayed_job(self.scripts, self.ctx, "delayed", {}, 2, _DELAY_MS, timestamp=CLOCK_START)
+            job_id = self.scripts.add_delayed_job(self.ctx, "delayed", {}, 2, _DELAY_MS, timestamp=CLOCK_START)
         else:
             job_id = ids[0] if path == "retry" else ids[SCENE.index(3)]  # the front of tier 1 or of tier 3
         before, queue_before, pc_before = self.locate(job_id), self.queue(), self.demo.priority_counter()
@@ -342,7 +237,7 @@ class ScoringPaths:
     # -- the paths ------------------------------------------------------------------------------
 
     def _change(self, job_id: str, priority: int, lifo: bool = False) -> str:
-        if not change_priority(self.scripts, self.ctx, job_id, priority, lifo=lifo):
+        if not self.scripts.change_priority(self.ctx, job_id, priority, lifo=lifo):
             raise LookupError(f"changePriority-7 found no job {job_id} in {self.demo.queue}")
         return ""
 
@@ -351,7 +246,7 @@ class ScoringPaths:
         return f"the consume then took job {job.id}, the smallest score" if job else ""
 
     def _promote(self, job_id: str) -> str:
-        if not promote(self.scripts, self.ctx, job_id):
+        if not self.scripts.promote(self.ctx, job_id):
             raise LookupError(f"promote-9 found no delayed job {job_id} in {self.demo.queue}")
         return ""
 
@@ -359,5 +254,5 @@ class ScoringPaths:
         job = self.scripts.move_to_active(self.ctx, _TOKEN, 60_000, timestamp=CLOCK_START)
         if job is None or job.id != job_id:
             raise LookupError(f"the consume did not take job {job_id} first in {self.demo.queue}")
-        retry_job(self.scripts, self.ctx, job.id, _TOKEN, reason="boom", timestamp=CLOCK_START)
+        self.scripts.retry_job(self.ctx, job.id, _TOKEN, reason="boom", timestamp=CLOCK_START)
         return f"attempts made (atm): {self.scripts.client.hget(Keys.job(self.ctx, job.id), 'atm')}"

@@ -32,10 +32,19 @@ __all__ = [
     "encode_job_data",
     "MAX_LOCK_MS",
     "MAX_TIMESTAMP_MS",
+    "MAX_DUE_TIME",
 ]
 
 MAX_LOCK_MS = 2**31 - 1  # about 24.8 days; far past any lock, far from PX overflow
 MAX_TIMESTAMP_MS = 2**53 - 1  # whole milliseconds a double (and JavaScript) keeps exact
+MAX_DUE_TIME = 2**41 - 1  # ms: (due + 1) * 0x1000 - 1, a delayed job's top score, stays below 2**53
+DELAYED_SEQUENCE = 0x1000  # a delayed score is due time * 0x1000 + a sequence number below it
+RETRY_REFUSALS = {  # retryJob-10's negative replies
+    -1: "the job does not exist",
+    -2: "its lock is missing",
+    -6: "its lock holds another token",
+    -3: "it is not in 'active'",
+}
 
 
 @dataclass(frozen=True)
@@ -296,6 +305,50 @@ class Scripts:
         keys = self.sources["changePriority"].keys(ctx)
         args = [priority, Keys.base(ctx), job_id, "1" if lifo else "0"]
         return self._registered["changePriority"](keys=keys, args=args) == 0
+
+    # -- delayed jobs and retries ----------------------------------------------------
+
+    def add_delayed_job(
+        self, ctx: QueueContext, name: str, data: Any, priority: int, delay: int,
+        job_id: str | None = None, *, timestamp: int | None = None,
+    ) -> str:
+        """Run ``addDelayedJob-6``: the job waits in ``delayed`` until
+        ``timestamp + delay``; its priority (0 = none) scores it only then."""
+        check_text("job name", name)
+        priority = validate_priority(priority, lowest=0)
+        custom = "" if job_id is None else validate_job_id(job_id)
+        ts = _now_ms() if timestamp is None else check_int("timestamp", timestamp, 0, MAX_DUE_TIME - 1)
+        delay = check_int("delay", delay, 1, MAX_DUE_TIME - ts)
+        return self.run("addDelayedJob", ctx,
+                        [Keys.base(ctx), custom, name, ts, encode_job_data(data), priority, delay])
+
+    def promote(self, ctx: QueueContext, job_id: str) -> bool:
+        """Run ``promote-9``: queue a delayed job now; False when it is not delayed."""
+        validate_job_id(job_id, existing=True)
+        return self.run("promote", ctx, [Keys.base(ctx), job_id]) == 0
+
+    def retry_job(self, ctx: QueueContext, job_id: str, token: str, *, reason: str = "",
+                  lifo: bool = False, timestamp: int | None = None) -> None:
+        """Run ``retryJob-10``: an active job whose attempt failed goes back to
+        its queue (the back of its tier), due delayed jobs promoted first.
+
+        :param token: the lock token the job was taken with; ``"0"`` skips the check.
+        :raises LookupError: when the script refused, naming why (nothing changed).
+        """
+        validate_job_id(job_id, existing=True)
+        check_text("lock token", token)
+        check_text("failure reason", reason, empty=True)
+        check_bool("lifo", lifo)
+        ts = _check_timestamp(timestamp)
+        reply = self.run("retryJob", ctx, [Keys.base(ctx), ts, "RPUSH" if lifo else "LPUSH", job_id, token, reason])
+        if reply != 0:
+            raise LookupError(f"retryJob-10 did not retry job {job_id!r}: "
+                              f"{RETRY_REFUSALS.get(reply, 'unknown reply')} (reply {reply})")
+
+    def delayed_jobs(self, ctx: QueueContext) -> list[tuple[str, int, int]]:
+        """The ``delayed`` set, next due first: ``(job id, due time ms, sequence)``."""
+        members = self.client.zrange(Keys.delayed(ctx), 0, -1, withscores=True)
+        return [(job_id, *divmod(int(score), DELAYED_SEQUENCE)) for job_id, score in members]
 
     def counts_per_priority(self, ctx: QueueContext, priorities: Iterable[int]) -> dict[int, int]:
         """Run ``getCountsPerPriority-2``: jobs per tier (0 = the wait list)."""

@@ -108,7 +108,8 @@ PYTHON_CASES = {
                     'counter must be an int, got float 1.5'),
     "unknown script": (lambda s: s.run("flushEverything", CTX, []), KeyError,
                        "no script 'flushEverything'; known: "
-                       "addPrioritizedJob, addStandardJob, changePriority, getCountsPerPriority, moveToActive"),
+                       "addDelayedJob, addPrioritizedJob, addStandardJob, changePriority, getCountsPerPriority, "
+                       "moveToActive, promote, retryJob"),
 }
 
 # ARGV as each script receives it; prefix/timestamp/data are valid unless named.

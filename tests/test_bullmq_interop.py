@@ -426,7 +426,6 @@ def test_bullmq_change_priority_rescores_our_jobs_by_the_formula(r, scripts, red
 
 
 def test_our_change_priority_rescores_bullmq_jobs_and_its_worker_agrees(r, scripts, redis_server):
-    from echomq_viz.paths import change_priority
 
     require_bullmq()
     ctx = QueueContext("interop")
@@ -438,7 +437,7 @@ def test_our_change_priority_rescores_bullmq_jobs_and_its_worker_agrees(r, scrip
 
     run_async(r, add())
     for job_id, priority, lifo in CHANGES:
-        assert change_priority(scripts, ctx, job_id, priority, lifo=lifo)
+        assert scripts.change_priority(ctx, job_id, priority, lifo=lifo)
     assert_changed_by_the_formula(r, ctx)
 
     async def work():
@@ -454,7 +453,6 @@ def test_our_change_priority_rescores_bullmq_jobs_and_its_worker_agrees(r, scrip
 
 def test_delayed_jobs_promoted_across_the_two_clients_join_the_back_of_their_tier(r, scripts, redis_server):
     """BullMQ's delayed job promoted by our promote-9, ours by BullMQ's Job.promote."""
-    from echomq_viz.paths import add_delayed_job, delayed_jobs, promote
 
     require_bullmq()
     ctx = QueueContext("interop")
@@ -466,13 +464,13 @@ def test_delayed_jobs_promoted_across_the_two_clients_join_the_back_of_their_tie
             return (await queue.add("theirs", {}, {"priority": 2, "delay": 60_000})).id
 
     theirs = run_async(r, add())
-    ours = add_delayed_job(scripts, ctx, "ours", {}, 2, 60_000)
-    due = {job_id: due_ms for job_id, due_ms, _ in delayed_jobs(scripts, ctx)}
+    ours = scripts.add_delayed_job(ctx, "ours", {}, 2, 60_000)
+    due = {job_id: due_ms for job_id, due_ms, _ in scripts.delayed_jobs(ctx)}
     assert set(due) == {theirs, ours}
     assert abs(due[theirs] - due[ours]) < DEADLINE * 1000  # one layout: due time * 0x1000 + sequence
     assert r.zcard(Keys.prioritized(ctx)) == 2  # neither is scored while it waits
 
-    assert promote(scripts, ctx, theirs)
+    assert scripts.promote(ctx, theirs)
 
     async def promote_ours():
         async with open_queue(redis_server, ctx) as queue:

@@ -18,8 +18,8 @@ import redis
 from echomq_viz import paths
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.live import Demo
-from echomq_viz.paths import (CLOCK_START, MAX_DUE_TIME, PATHS, ScoringPaths, add_delayed_job, change_priority,
-                              delayed_jobs, include_tree, promote, retry_job, scoring_scripts)
+from echomq_viz.paths import CLOCK_START, PATHS, ScoringPaths, include_tree, scoring_scripts
+from echomq_viz.scripts import MAX_DUE_TIME
 from echomq_viz.score import PRIORITY_LIMIT, priority_score
 
 PREFIX = "emq:{test-queue}:"
@@ -45,7 +45,7 @@ def add_scene(scripts, ctx, priorities=(1, 1, 2, 2, 3, 3, 3)) -> list[str]:
 
 def test_change_to_the_same_tier_takes_a_fresh_counter_and_the_back_of_the_tier(scripts, ctx):
     ids = add_scene(scripts, ctx)  # job 5 is the front of tier 3, counter 5
-    assert change_priority(scripts, ctx, "5", 3)
+    assert scripts.change_priority(ctx, "5", 3)
     assert scored(scripts, ctx)["5"] == priority_score(3, 8)  # INCR pc gave 8
     assert [job for job, _ in scripts.prioritized(ctx)][-3:] == ["6", "7", "5"]
     assert scripts.priority_counter(ctx) == len(ids) + 1
@@ -53,14 +53,14 @@ def test_change_to_the_same_tier_takes_a_fresh_counter_and_the_back_of_the_tier(
 
 def test_change_to_a_better_tier_goes_to_the_back_of_that_tier(scripts, ctx):
     add_scene(scripts, ctx)
-    assert change_priority(scripts, ctx, "5", 1)
+    assert scripts.change_priority(ctx, "5", 1)
     assert scored(scripts, ctx)["5"] == priority_score(1, 8)
     assert [job for job, _ in scripts.prioritized(ctx)][:3] == ["1", "2", "5"]
 
 
 def test_change_with_lifo_goes_to_the_front_without_counting(scripts, ctx):
     add_scene(scripts, ctx)
-    assert change_priority(scripts, ctx, "5", 1, lifo=True)
+    assert scripts.change_priority(ctx, "5", 1, lifo=True)
     assert scored(scripts, ctx)["5"] == priority_score(1, 0)
     assert scripts.priority_counter(ctx) == 7
 
@@ -69,12 +69,12 @@ def test_change_to_priority_zero_moves_the_job_to_the_wait_list(scripts, ctx, r)
     # BullMQ's changePriority does this; before the port, priority 0 was refused.
     add_scene(scripts, ctx)
     waiting_id = scripts.add_standard_job(ctx, "plain", {})
-    assert change_priority(scripts, ctx, "5", 0)
+    assert scripts.change_priority(ctx, "5", 0)
     assert "5" not in scored(scripts, ctx)
     assert waiting(r, ctx) == [waiting_id, "5"]  # the back of the wait list
     assert r.hget(Keys.job(ctx, "5"), "priority") == "0"
     assert scripts.priority_counter(ctx) == 7  # no score, no INCR
-    assert change_priority(scripts, ctx, "6", 0, lifo=True)
+    assert scripts.change_priority(ctx, "6", 0, lifo=True)
     assert waiting(r, ctx) == ["6", waiting_id, "5"]  # lifo: the front
     assert scripts.move_to_active(ctx, TOKEN).id == "6"
 
@@ -82,24 +82,24 @@ def test_change_to_priority_zero_moves_the_job_to_the_wait_list(scripts, ctx, r)
 def test_a_waiting_job_given_a_priority_is_scored_like_an_add(scripts, ctx, r):
     add_scene(scripts, ctx)
     job = scripts.add_standard_job(ctx, "plain", {})
-    assert change_priority(scripts, ctx, job, 2)
+    assert scripts.change_priority(ctx, job, 2)
     assert waiting(r, ctx) == []
     assert scored(scripts, ctx)[job] == priority_score(2, 8)
 
 
 def test_change_of_a_delayed_job_only_sets_the_field_its_promotion_reads(scripts, ctx, r):
     add_scene(scripts, ctx)
-    job = add_delayed_job(scripts, ctx, "later", {}, 3, 1000, timestamp=T0)
-    assert change_priority(scripts, ctx, job, 1)
+    job = scripts.add_delayed_job(ctx, "later", {}, 3, 1000, timestamp=T0)
+    assert scripts.change_priority(ctx, job, 1)
     assert job not in scored(scripts, ctx) and r.zscore(Keys.delayed(ctx), job) is not None
-    assert promote(scripts, ctx, job)
+    assert scripts.promote(ctx, job)
     assert scored(scripts, ctx)[job] == priority_score(1, 8)
 
 
 def test_change_of_a_missing_job_is_false_and_writes_nothing(scripts, ctx, keyspace):
     add_scene(scripts, ctx)
     before = keyspace()
-    assert change_priority(scripts, ctx, "99", 0) is False
+    assert scripts.change_priority(ctx, "99", 0) is False
     assert keyspace() == before
 
 
@@ -107,10 +107,10 @@ def test_change_of_a_missing_job_is_false_and_writes_nothing(scripts, ctx, keysp
 
 
 def test_delayed_jobs_are_scored_by_due_time_and_sequence(scripts, ctx, r):
-    a = add_delayed_job(scripts, ctx, "a", {"n": 1}, 2, 5000, timestamp=T0)
-    b = add_delayed_job(scripts, ctx, "b", {"n": 2}, 0, 4000, timestamp=T0 + 1000)  # due at the same ms
-    c = add_delayed_job(scripts, ctx, "c", {"n": 3}, 1, 1000, timestamp=T0)
-    assert delayed_jobs(scripts, ctx) == [(c, T0 + 1000, 0), (a, T0 + 5000, 0), (b, T0 + 5000, 1)]
+    a = scripts.add_delayed_job(ctx, "a", {"n": 1}, 2, 5000, timestamp=T0)
+    b = scripts.add_delayed_job(ctx, "b", {"n": 2}, 0, 4000, timestamp=T0 + 1000)  # due at the same ms
+    c = scripts.add_delayed_job(ctx, "c", {"n": 3}, 1, 1000, timestamp=T0)
+    assert scripts.delayed_jobs(ctx) == [(c, T0 + 1000, 0), (a, T0 + 5000, 0), (b, T0 + 5000, 1)]
     assert r.zscore(Keys.delayed(ctx), b) == (T0 + 5000) * 0x1000 + 1
     fields = r.hgetall(Keys.job(ctx, a))
     assert (fields["priority"], fields["delay"], fields["name"]) == ("2", "5000", "a")
@@ -125,7 +125,7 @@ def test_delayed_jobs_are_scored_by_due_time_and_sequence(scripts, ctx, r):
 
 def test_the_consume_promotes_due_jobs_to_the_back_of_their_tier(scripts, ctx, r):
     add_scene(scripts, ctx)
-    job = add_delayed_job(scripts, ctx, "later", {}, 2, 5000, timestamp=T0)
+    job = scripts.add_delayed_job(ctx, "later", {}, 2, 5000, timestamp=T0)
     assert scripts.move_to_active(ctx, TOKEN, timestamp=T0 + 4999).id == "1"  # not due yet
     assert job not in scored(scripts, ctx)
     assert scripts.move_to_active(ctx, TOKEN, timestamp=T0 + 5000).id == "2"
@@ -136,14 +136,14 @@ def test_the_consume_promotes_due_jobs_to_the_back_of_their_tier(scripts, ctx, r
 
 def test_a_due_job_without_priority_goes_to_the_wait_list_and_out_first(scripts, ctx):
     add_scene(scripts, ctx)
-    job = add_delayed_job(scripts, ctx, "later", {}, 0, 10, timestamp=T0)
+    job = scripts.add_delayed_job(ctx, "later", {}, 0, 10, timestamp=T0)
     taken = scripts.move_to_active(ctx, TOKEN, timestamp=T0 + 10)
     assert (taken.id, taken.score) == (job, None)
     assert scripts.priority_counter(ctx) == 7
 
 
 def test_a_paused_queue_promotes_but_hands_out_nothing(scripts, ctx, r):
-    job = add_delayed_job(scripts, ctx, "later", {}, 4, 10, timestamp=T0)
+    job = scripts.add_delayed_job(ctx, "later", {}, 4, 10, timestamp=T0)
     r.hset(Keys.meta(ctx), "paused", 1)
     r.delete(Keys.marker(ctx))
     assert scripts.move_to_active(ctx, TOKEN, timestamp=T0 + 10) is None
@@ -164,8 +164,8 @@ def test_promotion_takes_at_most_1000_due_jobs_per_consume(scripts, ctx, r):
 
 def test_promote_puts_a_delayed_job_at_the_back_of_its_tier(scripts, ctx, r):
     add_scene(scripts, ctx)
-    job = add_delayed_job(scripts, ctx, "later", {}, 2, 60_000, timestamp=T0)
-    assert promote(scripts, ctx, job)
+    job = scripts.add_delayed_job(ctx, "later", {}, 2, 60_000, timestamp=T0)
+    assert scripts.promote(ctx, job)
     assert scored(scripts, ctx)[job] == priority_score(2, 8)
     assert r.zscore(Keys.delayed(ctx), job) is None
     last = r.xrevrange(Keys.events(ctx), count=1)[0][1]
@@ -175,7 +175,7 @@ def test_promote_puts_a_delayed_job_at_the_back_of_its_tier(scripts, ctx, r):
 def test_promote_of_a_job_not_delayed_is_false_and_writes_nothing(scripts, ctx, keyspace):
     add_scene(scripts, ctx)
     before = keyspace()
-    assert promote(scripts, ctx, "3") is False
+    assert scripts.promote(ctx, "3") is False
     assert scripts.run("promote", ctx, [PREFIX, "3"]) == -3
     assert keyspace() == before
 
@@ -187,7 +187,7 @@ def test_a_retried_job_goes_to_the_back_of_its_tier(scripts, ctx, r):
     add_scene(scripts, ctx)
     job = scripts.move_to_active(ctx, TOKEN)
     assert (job.id, job.counter) == ("1", 1)
-    retry_job(scripts, ctx, "1", TOKEN, reason="boom")
+    scripts.retry_job(ctx, "1", TOKEN, reason="boom")
     assert scored(scripts, ctx)["1"] == priority_score(1, 8)
     assert [j for j, _ in scripts.prioritized(ctx)][:2] == ["2", "1"]
     fields = r.hgetall(Keys.job(ctx, "1"))
@@ -198,18 +198,18 @@ def test_a_retried_job_goes_to_the_back_of_its_tier(scripts, ctx, r):
 def test_a_retried_job_without_priority_goes_back_to_the_wait_list(scripts, ctx, r):
     first, second = scripts.add_standard_job(ctx, "a", {}), scripts.add_standard_job(ctx, "b", {})
     scripts.move_to_active(ctx, TOKEN)
-    retry_job(scripts, ctx, first, TOKEN)
+    scripts.retry_job(ctx, first, TOKEN)
     assert waiting(r, ctx) == [second, first]
     scripts.move_to_active(ctx, TOKEN)
-    retry_job(scripts, ctx, second, TOKEN, lifo=True)
+    scripts.retry_job(ctx, second, TOKEN, lifo=True)
     assert waiting(r, ctx) == [second, first]
 
 
 def test_retry_promotes_due_delayed_jobs_first(scripts, ctx):
     add_scene(scripts, ctx, (1, 1))
-    job = add_delayed_job(scripts, ctx, "later", {}, 1, 10, timestamp=T0)
+    job = scripts.add_delayed_job(ctx, "later", {}, 1, 10, timestamp=T0)
     scripts.move_to_active(ctx, TOKEN, timestamp=T0)
-    retry_job(scripts, ctx, "1", TOKEN, timestamp=T0 + 10)
+    scripts.retry_job(ctx, "1", TOKEN, timestamp=T0 + 10)
     assert [j for j, _ in scripts.prioritized(ctx)] == ["2", job, "1"]  # promoted, then retried
 
 
@@ -218,7 +218,7 @@ def test_retry_promotes_due_delayed_jobs_first(scripts, ctx):
 ])
 def test_retry_refusals_write_nothing(scripts, ctx, r, keyspace, case, reply):
     add_scene(scripts, ctx)
-    add_delayed_job(scripts, ctx, "due", {}, 2, 10, timestamp=T0)  # due: a retry would promote it
+    scripts.add_delayed_job(ctx, "due", {}, 2, 10, timestamp=T0)  # due: a retry would promote it
     scripts.move_to_active(ctx, TOKEN, timestamp=T0)  # takes job 1
     job, token = {"no such job": ("99", TOKEN), "lock of another worker": ("1", "intruder"),
                   "not active": ("2", "0")}.get(case, ("1", TOKEN))
@@ -227,7 +227,7 @@ def test_retry_refusals_write_nothing(scripts, ctx, r, keyspace, case, reply):
     before = keyspace()
     assert scripts.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", job, token, "x"]) == reply
     with pytest.raises(LookupError, match=f"reply {reply}"):
-        retry_job(scripts, ctx, job, token, timestamp=T0 + 10)
+        scripts.retry_job(ctx, job, token, timestamp=T0 + 10)
     assert keyspace() == before
 
 
@@ -259,7 +259,7 @@ LUA_CASES = {
 def loaded(scripts, ctx, r):
     """A queue with something in every container: scene, delayed, active and locked."""
     add_scene(scripts, ctx)
-    add_delayed_job(scripts, ctx, "later", {}, 2, 10, timestamp=T0)
+    scripts.add_delayed_job(ctx, "later", {}, 2, 10, timestamp=T0)
     scripts.add_standard_job(ctx, "plain", {})
     scripts.move_to_active(ctx, TOKEN, timestamp=T0)
     return scripts
@@ -321,22 +321,22 @@ def test_an_unusable_counter_stops_a_promotion_only_when_one_would_score(loaded,
 
 
 PYTHON_CASES = {
-    "change to -1": (lambda s, c: change_priority(s, c, "1", -1), ValueError, "0..2_097_151"),
-    "change to 2**21": (lambda s, c: change_priority(s, c, "1", 2**21), ValueError, "2**21 - 1"),
-    "change to True": (lambda s, c: change_priority(s, c, "1", True), TypeError, "int"),
-    "change lifo 1": (lambda s, c: change_priority(s, c, "1", 1, lifo=1), TypeError, "lifo"),
-    "change job 'pc'": (lambda s, c: change_priority(s, c, "pc", 1), ValueError, "key type"),
-    "delay 0": (lambda s, c: add_delayed_job(s, c, "j", {}, 1, 0), ValueError, "delay"),
-    "delay 1.5": (lambda s, c: add_delayed_job(s, c, "j", {}, 1, 1.5), TypeError, "delay"),
-    "due past 2**41": (lambda s, c: add_delayed_job(s, c, "j", {}, 1, 2**41, timestamp=T0), ValueError, "delay"),
-    "timestamp 2**41": (lambda s, c: add_delayed_job(s, c, "j", {}, 1, 1, timestamp=MAX_DUE_TIME), ValueError,
+    "change to -1": (lambda s, c: s.change_priority(c, "1", -1), ValueError, "0..2_097_151"),
+    "change to 2**21": (lambda s, c: s.change_priority(c, "1", 2**21), ValueError, "2**21 - 1"),
+    "change to True": (lambda s, c: s.change_priority(c, "1", True), TypeError, "int"),
+    "change lifo 1": (lambda s, c: s.change_priority(c, "1", 1, lifo=1), TypeError, "lifo"),
+    "change job 'pc'": (lambda s, c: s.change_priority(c, "pc", 1), ValueError, "key type"),
+    "delay 0": (lambda s, c: s.add_delayed_job(c, "j", {}, 1, 0), ValueError, "delay"),
+    "delay 1.5": (lambda s, c: s.add_delayed_job(c, "j", {}, 1, 1.5), TypeError, "delay"),
+    "due past 2**41": (lambda s, c: s.add_delayed_job(c, "j", {}, 1, 2**41, timestamp=T0), ValueError, "delay"),
+    "timestamp 2**41": (lambda s, c: s.add_delayed_job(c, "j", {}, 1, 1, timestamp=MAX_DUE_TIME), ValueError,
                         "timestamp"),
-    "delayed priority -1": (lambda s, c: add_delayed_job(s, c, "j", {}, -1, 10), ValueError, "priority"),
-    "delayed empty name": (lambda s, c: add_delayed_job(s, c, "", {}, 1, 10), ValueError, "name"),
-    "promote job ''": (lambda s, c: promote(s, c, ""), ValueError, "empty"),
-    "retry token ''": (lambda s, c: retry_job(s, c, "1", ""), ValueError, "token"),
-    "retry reason 5": (lambda s, c: retry_job(s, c, "1", TOKEN, reason=5), TypeError, "failure reason"),
-    "retry reason surrogate": (lambda s, c: retry_job(s, c, "1", TOKEN, reason="\ud800"), ValueError, "surrogate"),
+    "delayed priority -1": (lambda s, c: s.add_delayed_job(c, "j", {}, -1, 10), ValueError, "priority"),
+    "delayed empty name": (lambda s, c: s.add_delayed_job(c, "", {}, 1, 10), ValueError, "name"),
+    "promote job ''": (lambda s, c: s.promote(c, ""), ValueError, "empty"),
+    "retry token ''": (lambda s, c: s.retry_job(c, "1", ""), ValueError, "token"),
+    "retry reason 5": (lambda s, c: s.retry_job(c, "1", TOKEN, reason=5), TypeError, "failure reason"),
+    "retry reason surrogate": (lambda s, c: s.retry_job(c, "1", TOKEN, reason="\ud800"), ValueError, "surrogate"),
 }
 
 
@@ -426,8 +426,8 @@ def test_the_include_tree_is_read_from_the_files():
 
 
 def test_priority_limit_of_the_new_paths_is_the_exact_range(scripts, ctx):
-    job = add_delayed_job(scripts, ctx, "top", {}, PRIORITY_LIMIT, 1, timestamp=T0)
-    assert promote(scripts, ctx, job)
+    job = scripts.add_delayed_job(ctx, "top", {}, PRIORITY_LIMIT, 1, timestamp=T0)
+    assert scripts.promote(ctx, job)
     assert scored(scripts, ctx)[job] == priority_score(PRIORITY_LIMIT, 1) < 2**53
     assert paths.SCORER == "includes/getPriorityScore"
 
@@ -439,7 +439,7 @@ def test_bullmq_change_priority_helper_rescores_our_job(scripts, ctx, r, redis_s
     from conftest import require_bullmq
 
     from echomq_viz.interop import CLIENT_NAME, bullmq_name
-    from echomq_viz.paths import bullmq_change_priority
+    from echomq_viz.interop import bullmq_change_priority
 
     require_bullmq()
     add_scene(scripts, ctx)

@@ -20,7 +20,7 @@ from ..designs import (EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Bu
                        PackOutcome, run_packing)
 from ..live import Demo
 from .canvas import figure
-from .lua_source import _Code
+from .lua_source import LuaCode
 from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
 __all__ = ["DesignsView", "PackingView", "SWITCH_LABELS"]
@@ -95,7 +95,7 @@ class DesignsView(View):
         self.reason.value = f"<b>Why:</b> {html.escape(scenario.reason)}"
         self.table.value = pre_html(outcome.text())
         design = scenario.design
-        self.lua.value = _Code(design.path.read_text(encoding="utf-8"),
+        self.lua.value = LuaCode(design.path.read_text(encoding="utf-8"),
                                f"lua/designs/{design.file}")._repr_html_()
         self._redraw_figure()
         return outcome

@@ -8,12 +8,12 @@ import re
 from ..checks import check_bool, check_str
 from ..lua_loader import LUA_DIR, resolve_includes
 
-__all__ = ["show_lua"]
+__all__ = ["show_lua", "LuaCode"]
 
 _LUA_NAME = re.compile(r"(includes/)?[A-Za-z][A-Za-z0-9]*")
 
 
-class _Code:
+class LuaCode:
     """Source code with highlighting in the notebook and plain text elsewhere."""
 
     def __init__(self, source: str, title: str) -> None:
@@ -34,7 +34,7 @@ class _Code:
         return f"-- {self.title}\n{self.source}"
 
 
-def show_lua(name: str, *, assembled: bool = False) -> _Code:
+def show_lua(name: str, *, assembled: bool = False) -> LuaCode:
     """The Lua of a script (``"moveToActive"``) or include
     (``"includes/getPriorityScore"``) as it lives in ``lua/``; with
     ``assembled``, a script with its includes inlined, exactly as Redis runs it."""
@@ -53,5 +53,5 @@ def show_lua(name: str, *, assembled: bool = False) -> _Code:
     path = matches[0]
     title = f"lua/{path.relative_to(LUA_DIR)}"
     if assembled:
-        return _Code(resolve_includes(path, LUA_DIR), f"{title}, includes inlined")
-    return _Code(path.read_text(encoding="utf-8"), title)
+        return LuaCode(resolve_includes(path, LUA_DIR), f"{title}, includes inlined")
+    return LuaCode(path.read_text(encoding="utf-8"), title)

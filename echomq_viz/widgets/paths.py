@@ -71,9 +71,7 @@ class IncludeGraphView(View):
 
     def __init__(self, target: str = SCORER) -> None:
         check_str("target", target)
-        # The commands and their includes: lua/designs/ holds wrong variants, never run as commands.
-        graph = {name: targets for name, targets in include_graph(LUA_DIR).items()
-                 if name.startswith("includes/") or "/" not in name}
+        graph = include_graph(LUA_DIR)
         targets = sorted(n for n in graph if n.startswith("includes/") and includers_of(n, graph))
         if target not in targets:
             raise ValueError(f"target must be an include some Lua file includes, e.g. {SCORER!r}, got {target!r}")
