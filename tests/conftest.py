@@ -12,12 +12,24 @@ which servers the tests get:
   its address reaches the kernels through ``REDIS_URL``.
 
 These are throwaway servers, so tests may FLUSHALL them.
+
+It also holds the helpers several test files share (``assert_refused``,
+``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
+marks: notebooks under nbval, and the long runs listed in ``SLOW_TESTS``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socketserver
+import threading
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -123,3 +135,92 @@ def keyspace(redis_server: server_mod.RedisServer):
 
     yield snapshot
     binary.close()
+
+
+# -- shared helpers -----------------------------------------------------------------------------
+
+
+def one_clear_line(text: str) -> bool:
+    """A message fit for a person: present, one line, no traceback."""
+    return bool(text) and len(text.strip().splitlines()) == 1 and "Traceback" not in text
+
+
+@contextmanager
+def assert_refused(error: type[BaseException] | tuple[type[BaseException], ...], match: str | None = None,
+                   keyspace: Callable[[], dict] | None = None) -> Iterator[pytest.ExceptionInfo]:
+    """The block raises ``error`` with a one-line message (``re.search``-ing
+    ``match`` when given); with the ``keyspace`` fixture's snapshot function,
+    every key DUMPs the same afterwards: refused, and nothing written."""
+    before = keyspace() if keyspace is not None else None
+    with pytest.raises(error) as info:
+        yield info
+    message = str(info.value)
+    assert one_clear_line(message), f"not one clear line: {message!r}"
+    if match is not None:
+        assert re.search(match, message), f"{match!r} not in {message!r}"
+    if keyspace is not None:
+        assert keyspace() == before, "a refused call changed the keyspace"
+
+
+def wait_until(condition: Callable[[], object], seconds: float, step: float = 0.05) -> bool:
+    """Bounded polling: True as soon as ``condition()`` holds, False at the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+
+
+@contextmanager
+def not_redis_server() -> Iterator[int]:
+    """The port of a TCP listener on 127.0.0.1 that answers everything like an HTTP server."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            try:
+                self.request.recv(4096)
+                self.request.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+# -- the slow marks -----------------------------------------------------------------------------
+
+# Long runs in files whose tests are marked here rather than by a decorator
+# (file name, test function): JupyterLab/Voila launches, notebooks, wheel builds.
+SLOW_TESTS = {
+    ("test_packaging.py", "test_wheel_carries_the_lua_and_runs_it"),
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks nbval's notebook cells and ``SLOW_TESTS`` slow; warns about an
+    entry of ``SLOW_TESTS`` whose file was collected without that test."""
+    found: set[tuple[str, str]] = set()
+    files: set[str] = set()
+    for item in items:
+        path = Path(str(item.path))
+        files.add(path.name)
+        name = getattr(item, "originalname", None) or item.name
+        if path.suffix == ".ipynb" or (path.name, name) in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+            found.add((path.name, name))
+    for file, name in sorted(SLOW_TESTS - found):
+        if file in files:
+            warnings.warn(pytest.PytestWarning(f"conftest SLOW_TESTS names {file}::{name}, which is gone"))
