@@ -449,7 +449,7 @@ def test_widget_constructors_refuse_bad_values_with_a_clear_message(case):
 @pytest.fixture
 def filled_demo(r) -> Demo:
     """A demo queue holding three jobs, next to someone else's key."""
-    queue = Demo("viz-reliability", client=r)
+    queue = Demo("viz-filled", client=r)
     queue.add_batch([2, 1, 3])
     r.set("someone-else", "data")
     return queue
