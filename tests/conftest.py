@@ -15,7 +15,8 @@ These are throwaway servers, so tests may FLUSHALL them.
 
 It also holds the helpers several test files share (``assert_refused``,
 ``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
-marks: notebooks under nbval, and the long runs listed in ``SLOW_TESTS``.
+marks: notebooks under nbval, the long runs listed in ``SLOW_TESTS`` and the
+tests on a formed Redis Cluster (``SLOW_FIXTURES``).
 """
 
 from __future__ import annotations
