@@ -12,12 +12,25 @@ which servers the tests get:
   its address reaches the kernels through ``REDIS_URL``.
 
 These are throwaway servers, so tests may FLUSHALL them.
+
+It also holds the helpers several test files share (``assert_refused``,
+``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
+marks: notebooks under nbval, the long runs listed in ``SLOW_TESTS`` and the
+tests on a formed Redis Cluster (``SLOW_FIXTURES``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socketserver
+import threading
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -123,3 +136,125 @@ def keyspace(redis_server: server_mod.RedisServer):
 
     yield snapshot
     binary.close()
+
+
+# -- shared helpers -----------------------------------------------------------------------------
+
+
+def one_clear_line(text: str) -> bool:
+    """A message fit for a person: present, one line, no traceback."""
+    return bool(text) and len(text.strip().splitlines()) == 1 and "Traceback" not in text
+
+
+@contextmanager
+def assert_refused(error: type[BaseException] | tuple[type[BaseException], ...], match: str | None = None,
+                   keyspace: Callable[[], dict] | None = None) -> Iterator[pytest.ExceptionInfo]:
+    """The block raises ``error`` with a one-line message (``re.search``-ing
+    ``match`` when given); with the ``keyspace`` fixture's snapshot function,
+    every key DUMPs the same afterwards: refused, and nothing written."""
+    before = keyspace() if keyspace is not None else None
+    with pytest.raises(error) as info:
+        yield info
+    message = str(info.value)
+    assert one_clear_line(message), f"not one clear line: {message!r}"
+    if match is not None:
+        assert re.search(match, message), f"{match!r} not in {message!r}"
+    if keyspace is not None:
+        assert keyspace() == before, "a refused call changed the keyspace"
+
+
+def wait_until(condition: Callable[[], object], seconds: float, step: float = 0.05) -> bool:
+    """Bounded polling: True as soon as ``condition()`` holds, False at the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+
+
+@contextmanager
+def not_redis_server() -> Iterator[int]:
+    """The port of a TCP listener on 127.0.0.1 that answers everything like an HTTP server."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            try:
+                self.request.recv(4096)
+                self.request.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+# -- the slow marks -----------------------------------------------------------------------------
+
+# Long runs by nature in test files marked here rather than by a decorator
+# (file name, test function name); a decorator in the file is the better home.
+SLOW_TESTS = {
+    # a real JupyterLab or Voila, started and stopped (several seconds each)
+    ("test_cli.py", "test_lab_stops_everything_it_started"),
+    ("test_cli.py", "test_app_stops_everything_it_started"),
+    ("test_cli.py", "test_a_killed_server_still_leaves_nothing"),
+    ("test_cli.py", "test_app_visitors_see_no_traceback_and_no_secret"),
+    ("test_cli.py", "test_your_redis_is_named_without_its_password"),
+    ("test_cli.py", "test_lab_restarts_a_killed_redis_server_at_the_same_address"),
+    ("test_cli.py", "test_a_killed_launcher_leaves_a_folder_the_next_run_deletes"),
+    # kill -9, then waiting for what follows (five restarts; a lease running out)
+    ("test_cli.py", "test_redis_says_in_one_line_when_its_server_stays_dead"),
+    ("test_live.py", "test_clean_orphans_removes_a_killed_process_keys_and_nothing_else"),
+    ("test_cli.py", "test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else"),
+    # kernels executing notebooks
+    ("test_notebooks_shared.py", "test_two_kernels_running_one_notebook_at_once_print_the_stored_outputs"),
+    # thousands of jobs: 100,000 inspected, 3,000 added and drained at once
+    ("test_inspect.py", "test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing"),
+    ("test_scripts_live.py", "test_drain_returns_every_job_it_takes_while_others_add_and_consume"),
+    # a Redis Cluster formed for one test
+    ("test_live.py", "test_demo_and_clean_orphans_on_a_cluster"),
+    ("test_cluster.py", "test_local_cluster_as_context_manager_stops_everything"),
+    # ~3.5 s each only through redis-py 8's default retry (10 tries, backoff up
+    # to 0.5 s) of a refused connection; fast once the test's client (or the
+    # package's, for the dead Demo) is made with retry=Retry(NoBackoff(), 0)
+    ("test_server.py", "test_tcp_password_is_fresh_in_the_url_and_on_no_command_line"),
+    ("test_cluster.py", "test_every_node_wants_the_cluster_password"),
+    ("test_widgets.py", "test_unreachable_redis_is_one_line_in_the_view"),
+    # pip building a wheel and installing it into a fresh venv
+    ("test_packaging.py", "test_wheel_carries_the_lua_and_runs_it"),
+}
+
+# Fixtures that make every test using them slow: test_cluster.py's ``cluster``
+# forms a real 3-master Redis Cluster per server kind (seconds of gossip).
+SLOW_FIXTURES = {"cluster"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks slow: nbval's notebook cells, ``SLOW_TESTS`` and the users of
+    ``SLOW_FIXTURES``; warns about an entry of ``SLOW_TESTS`` whose file was
+    collected without that test."""
+    found: set[tuple[str, str]] = set()
+    files: set[str] = set()
+    for item in items:
+        path = Path(str(item.path))
+        files.add(path.name)
+        name = getattr(item, "originalname", None) or item.name
+        if (path.suffix == ".ipynb" or (path.name, name) in SLOW_TESTS
+                or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.slow)
+            found.add((path.name, name))
+    for file, name in sorted(SLOW_TESTS - found):
+        if file in files:
+            warnings.warn(pytest.PytestWarning(f"conftest SLOW_TESTS names {file}::{name}, which is gone"))

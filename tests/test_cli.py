@@ -609,3 +609,79 @@ def test_inspect_any_is_the_apps_choice_only():
     assert app_environment(args.inspect_any) == {ENV_INSPECT: "any"}
     args, extra = parser.parse_known_args(["lab", "--inspect-any"])
     assert extra == ["--inspect-any"] and not hasattr(args, "inspect_any")  # lab knows no such option
+
+
+# -- bad input: one line, exit 2, nothing started ------------------------------------------------------
+# (imports of the tests below sit here so this section merges apart from edits above)
+
+from conftest import not_redis_server, one_clear_line  # noqa: E402
+
+
+def run_cli(args: list[str], env_changes: dict[str, str | None], timeout: float = 60) -> tuple[int, str]:
+    """``python -m echomq_viz ARGS`` in its own session; (exit code, stderr)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    for key, value in env_changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    proc = subprocess.Popen([*LAUNCHER, *args], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError(f"echomq-viz {' '.join(args)} did not exit within {timeout} s")
+    return proc.returncode, err
+
+
+def test_cli_bad_port_is_a_usage_error():
+    code, err = run_cli(["redis", "--port", "notanumber"], {})
+    assert code == 2
+    assert err.startswith("usage: echomq-viz redis")
+    assert "argument --port: invalid int value: 'notanumber'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("port", ["70000", "-5"])
+def test_cli_port_outside_0_to_65535_is_named(port):
+    code, err = run_cli(["redis", "--port", port], {})
+    assert code == 2 and "Traceback" not in err
+    assert "port" in err and port in err and "65535" in err, err
+
+
+def _cli_cases(http_port: int, dead_port: int) -> dict[str, tuple[list[str], dict, list[str]]]:
+    return {
+        "REDIS_URL with a bad scheme": (
+            ["lab", "--no-browser"], {"REDIS_URL": "htp://x"},
+            ["echomq-viz: bad Redis URL 'REDIS_URL=htp://x'", "redis://, rediss://, unix://"]),
+        "REDIS_URL with a bad port": (
+            ["app", "--no-browser"], {"REDIS_URL": "redis://127.0.0.1:notaport/0"},
+            ["echomq-viz: bad Redis URL 'REDIS_URL=redis://127.0.0.1:notaport/0'", "notaport"]),
+        "REDIS_URL at a dead port": (
+            ["lab", "--no-browser"], {"REDIS_URL": f"redis://127.0.0.1:{dead_port}/0"},
+            [f"echomq-viz: cannot reach Redis at REDIS_URL=redis://127.0.0.1:{dead_port}/0", "refused"]),
+        "REDIS_URL at a server that is not Redis": (
+            ["lab", "--no-browser"], {"REDIS_URL": f"redis://127.0.0.1:{http_port}/0"},
+            [f"echomq-viz: cannot reach Redis at REDIS_URL=redis://127.0.0.1:{http_port}/0", "Protocol error"]),
+        "ECHOMQ_VIZ_REDIS_SERVER missing": (
+            ["redis"], {"ECHOMQ_VIZ_REDIS_SERVER": "/nonexistent"},
+            ["echomq-viz: ECHOMQ_VIZ_REDIS_SERVER='/nonexistent' is not an executable file"]),
+        "ECHOMQ_VIZ_REDIS_SERVER not a redis-server": (
+            ["redis"], {"ECHOMQ_VIZ_REDIS_SERVER": shutil.which("false") or "/bin/false"},
+            ["echomq-viz: could not start", "exited with 1"]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_cli_cases(0, 0)))
+def test_cli_bad_environment_is_exit_2_and_one_clear_line(case):
+    with not_redis_server() as http_port:
+        args, env, fragments = _cli_cases(http_port, free_port())[case]
+        started = time.monotonic()
+        code, err = run_cli(args, env)
+    assert code == 2, err
+    assert one_clear_line(err), err
+    for fragment in fragments:
+        assert fragment in err, err
+    assert time.monotonic() - started < 30  # refused up front, JupyterLab never started

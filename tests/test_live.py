@@ -395,3 +395,39 @@ def test_lease_key_refuses_what_is_no_owner_token(token, error, message):
     with pytest.raises(error) as info:
         lease_key(token)
     assert str(info.value) == message
+
+
+# -- bad input without a client, and in a filled queue ------------------------------------------------
+# (imports of the tests below sit here so this section merges apart from edits above)
+
+import re  # noqa: E402
+
+from conftest import assert_refused  # noqa: E402
+
+NAMES_REFUSED_WITHOUT_A_CLIENT = {
+    "Demo queue 'viz' (no dash)": ("viz", ValueError, "viz-"),
+    "Demo queue 'viz-a b'": ("viz-a b", ValueError, "' '"),
+    "Demo queue as bytes": (b"viz-x", TypeError, "str"),
+}
+
+
+@pytest.mark.parametrize("case", NAMES_REFUSED_WITHOUT_A_CLIENT, ids=list(NAMES_REFUSED_WITHOUT_A_CLIENT))
+def test_demo_refuses_bad_names_without_a_client(case):
+    name, error, fragment = NAMES_REFUSED_WITHOUT_A_CLIENT[case]
+    with assert_refused(error, re.escape(fragment)):
+        Demo(name)
+
+
+FILLED_QUEUE_REFUSALS = {
+    "add_at_counter numpy float counter": (lambda d: d.add_at_counter("j", 1, np.float64(3.0)), TypeError, "float64"),
+    "add_batch with priority 2**21": (lambda d: d.add_batch([1, 2**21]), ValueError, "2**21 - 1"),
+}
+
+
+@pytest.mark.parametrize("case", FILLED_QUEUE_REFUSALS, ids=list(FILLED_QUEUE_REFUSALS))
+def test_demo_refusals_in_a_filled_queue_write_nothing(demo, r, keyspace, case):
+    make, error, fragment = FILLED_QUEUE_REFUSALS[case]
+    demo.add_batch([2, 1, 3])
+    r.set("someone-else", "data")
+    with assert_refused(error, re.escape(fragment), keyspace):
+        make(demo)

@@ -398,3 +398,156 @@ def test_encode_job_data_refuses_with_one_line(data, error, message):
     with pytest.raises(error) as info:
         encode_job_data(data)
     assert str(info.value) == message
+
+
+# -- many consumers at once, and a server killed mid-drain ---------------------------------------------
+# (imports of the tests below sit here so this section merges apart from edits above)
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+
+from conftest import server_binary  # noqa: E402
+from echomq_viz.live import seeded_priorities  # noqa: E402
+from echomq_viz.server import RedisServer  # noqa: E402
+
+CONCURRENT_JOBS = 10_000
+CONCURRENT_WAITING = 100
+CONSUMERS = 8
+LOCK_MS = 600_000  # the locks are checked at the end: they must not expire first
+
+
+@pytest.mark.slow
+def test_eight_consumers_drain_ten_thousand_jobs_exactly_once_in_order(redis_server, r):
+    ctx = QueueContext("viz-concurrency")
+    scripts = Scripts(r)
+    priorities = seeded_priorities(8, CONCURRENT_JOBS - CONCURRENT_WAITING, range(1, 9))
+    prioritized_ids = scripts.add_prioritized_jobs(
+        ctx, [(f"job-{i}", {"i": i}, p) for i, p in enumerate(priorities)])
+    waiting_ids = [scripts.add_standard_job(ctx, f"plain-{i}", {}) for i in range(CONCURRENT_WAITING)]
+    everything = prioritized_ids + waiting_ids
+    assert len(set(everything)) == CONCURRENT_JOBS
+
+    start = threading.Barrier(CONSUMERS)
+    taken: list[list] = [[] for _ in range(CONSUMERS)]
+    errors: list[BaseException] = []
+
+    def consume(n: int) -> None:
+        client = redis_server.client()
+        own = Scripts(client)
+        token = f"consumer-{n}"
+        try:
+            start.wait(30)
+            if n % 2:  # half pipeline small batches, half take one job per call
+                taken[n].extend(own.drain(ctx, token, LOCK_MS, batch_size=16))
+            else:
+                while (job := own.move_to_active(ctx, token, LOCK_MS)) is not None:
+                    taken[n].append(job)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=consume, args=(n,), daemon=True) for n in range(CONSUMERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads), "a consumer hung"
+    assert not errors, errors
+
+    out = [job.id for jobs in taken for job in jobs]
+    assert len(out) == CONCURRENT_JOBS and set(out) == set(everything)  # each once: none lost, none twice
+    active = r.lrange(Keys.active(ctx), 0, -1)
+    assert len(active) == CONCURRENT_JOBS and set(active) == set(everything)
+    assert r.zcard(Keys.prioritized(ctx)) == 0 and r.llen(Keys.wait(ctx)) == 0
+    assert all(taken), [len(jobs) for jobs in taken]  # all eight really took part
+
+    rank = {job_id: i for i, job_id in enumerate(prioritized_ids)}
+    for n, jobs in enumerate(taken):
+        keys = []
+        for job in jobs:
+            if job.score is None:  # the wait list: always before every tier, FIFO
+                keys.append((0, int(job.id)))
+            else:
+                tier, counter = split_score(job.score)
+                assert tier == job.priority == priorities[rank[job.id]]
+                assert counter == rank[job.id] + 1  # INCR pc in arrival order
+                keys.append((tier, counter))
+        assert keys == sorted(keys) and len(set(keys)) == len(keys), f"consumer {n} out of order"
+    # Every job is locked by the consumer that received it, and by no other.
+    owner = {job.id: f"consumer-{n}" for n, jobs in enumerate(taken) for job in jobs}
+    with r.pipeline(transaction=False) as pipe:
+        for job_id in everything:
+            pipe.get(Keys.lock(ctx, job_id))
+        locks = pipe.execute()
+    assert locks == [owner[job_id] for job_id in everything]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["bundled", "system"])
+def test_kill_9_in_the_middle_of_a_drain_loses_no_job_with_aof_always(kind):
+    binary = server_binary(kind)
+    directory = tempfile.mkdtemp(prefix="emq-aof-")
+    aof = ("--appendonly", "yes", "--appendfsync", "always")
+    server = RedisServer(binary, port=0, extra_args=aof, directory=directory).start()
+    restarted = None
+    try:
+        client = server.client()
+        assert client.config_get("appendfsync")["appendfsync"] == "always"
+        ctx = QueueContext("viz-aof")
+        priorities = seeded_priorities(5, 5000, range(1, 6))
+        ids = Scripts(client).add_prioritized_jobs(ctx, [(f"j{i}", {}, p) for i, p in enumerate(priorities)])
+        scores = {job_id: float(priority_score(p, i + 1)) for i, (job_id, p) in enumerate(zip(ids, priorities))}
+        client.close()
+
+        returned: list[str] = []
+        failure: list[BaseException] = []
+        halfway = threading.Event()
+
+        def drain() -> None:
+            own = server.client(socket_timeout=5, socket_connect_timeout=2)
+            consumer = Scripts(own)
+            try:
+                while (job := consumer.move_to_active(ctx, "crash-test")) is not None:
+                    returned.append(job.id)
+                    if len(returned) == 1000:
+                        halfway.set()
+            except BaseException as exc:
+                failure.append(exc)
+            finally:
+                halfway.set()
+                own.close()
+
+        thread = threading.Thread(target=drain, daemon=True)
+        thread.start()
+        assert halfway.wait(60)
+        os.kill(server.pid, signal.SIGKILL)
+        thread.join(60)
+        assert not thread.is_alive()
+        assert failure and isinstance(failure[0], redis.ConnectionError), \
+            f"the drain was not cut by the kill: {failure} after {len(returned)} jobs"
+        assert 1000 <= len(returned) < 5000
+        server.stop()  # its supervisor; the directory is kept
+
+        restarted = RedisServer(binary, port=0, extra_args=aof, directory=directory).start()
+        after = restarted.client()
+        queued = dict(after.zrange(Keys.prioritized(ctx), 0, -1, withscores=True))
+        active = after.lrange(Keys.active(ctx), 0, -1)
+        assert len(active) == len(set(active)) and not set(active) & set(queued)
+        assert set(active) | set(queued) == set(ids), "a job is in neither prioritized nor active"
+        assert set(returned) <= set(active), "a job handed to the consumer was lost"
+        # At most the in-flight call is lost: its job is active but never reached the consumer.
+        assert len(set(active) - set(returned)) <= 1
+        assert all(queued[job_id] == scores[job_id] for job_id in queued)  # untouched jobs keep their score
+        with after.pipeline(transaction=False) as pipe:
+            for job_id in active:
+                pipe.hget(Keys.job(ctx, job_id), "ats")
+            assert set(pipe.execute()) == {"1"}  # each consume persisted whole, never half
+        after.close()
+    finally:
+        server.stop()
+        if restarted is not None:
+            restarted.stop()
+        shutil.rmtree(directory, ignore_errors=True)

@@ -535,3 +535,173 @@ def test_a_control_disabled_before_the_click_stays_disabled_after_it():
     view.run_button.click()  # code (or a crafted message) can still click it
     assert view.status.text.startswith("error: RuntimeError: this view was made without a Demo")
     assert view.run_button.disabled
+
+
+# -- bad input, values given in code: refused, never clamped ----------------------------------------
+# (imports of the tests below sit here so this section merges apart from edits above)
+
+import math  # noqa: E402
+import re  # noqa: E402
+
+from conftest import assert_refused, not_redis_server, one_clear_line  # noqa: E402
+from echomq_viz.server import connect, free_tcp_port  # noqa: E402
+
+CONSTRUCTOR_REFUSALS = {
+    "HeroView priority 0": (lambda: HeroView(None, priority=0), ValueError, "priority"),
+    "HeroView priority 99 beyond its 6 tiers": (lambda: HeroView(None, priority=99, tiers=6), ValueError, "priority"),
+    "HeroView tiers 0": (lambda: HeroView(None, tiers=0), ValueError, "tiers"),
+    "HeroView counter -1": (lambda: HeroView(None, counter=-1), ValueError, "counter"),
+    "HeroView counter 2**32 (no slider position)": (lambda: HeroView(None, counter=2**32), ValueError, "counter"),
+    "HeroView priority 1.5": (lambda: HeroView(None, priority=1.5), TypeError, "priority"),
+    "HeroView priority numpy float64": (lambda: HeroView(None, priority=np.float64(2.0)), TypeError, "float64"),
+    "ComparisonView a=(0, 1)": (lambda: ComparisonView(None, a=(0, 1)), ValueError, "priority"),
+    "ComparisonView a=(1,)": (lambda: ComparisonView(None, a=(1,)), TypeError, "(priority, counter)"),
+    "ComparisonView b counter -5": (lambda: ComparisonView(None, b=(1, -5)), ValueError, "counter"),
+    "FrontierView priority 5 (not a frontier choice)": (lambda: FrontierView(None, priority=5), ValueError, "priority"),
+    "BandsView without a Demo": (lambda: BandsView(None), TypeError, "Demo"),
+    "ConsumeView without a Demo": (lambda: ConsumeView(None, priorities=[1]), TypeError, "Demo"),
+}
+
+
+@pytest.mark.parametrize("case", CONSTRUCTOR_REFUSALS, ids=list(CONSTRUCTOR_REFUSALS))
+def test_widget_constructors_refuse_bad_values_with_a_clear_message(case):
+    make, error, fragment = CONSTRUCTOR_REFUSALS[case]
+    with assert_refused(error, re.escape(fragment)):
+        make()
+
+
+@pytest.fixture
+def filled_demo(r) -> Demo:
+    """A demo queue holding three jobs, next to someone else's key."""
+    queue = Demo("viz-filled", client=r)
+    queue.add_batch([2, 1, 3])
+    r.set("someone-else", "data")
+    return queue
+
+
+VIEW_ON_A_DEMO_REFUSALS = {
+    "BandsView tiers 0": (lambda d: BandsView(d, tiers=0, jobs=20), ValueError, "tiers"),
+    "ConsumeView batch with priority 0": (lambda d: ConsumeView(d, priorities=[1, 0]), ValueError, "1..2_097_151"),
+}
+
+
+@pytest.mark.parametrize("case", VIEW_ON_A_DEMO_REFUSALS, ids=list(VIEW_ON_A_DEMO_REFUSALS))
+def test_views_on_a_demo_refuse_bad_values_and_write_nothing(filled_demo, keyspace, case):
+    make, error, fragment = VIEW_ON_A_DEMO_REFUSALS[case]
+    with assert_refused(error, re.escape(fragment), keyspace):  # the demo queue included: refused before reset
+        make(filled_demo)
+
+
+def test_slider_values_out_of_range_are_clamped_and_wrong_types_refused():
+    # A slider can only hold values of its range: ipywidgets clamps numbers to
+    # the bounds, and the view shows exactly the clamped value.
+    hero = HeroView(None, priority=2, counter=5, tiers=6)
+    for value, shown in ((99, 6), (0, 1), (-3, 1), (2**70, 6)):
+        hero.priority.value = value
+        assert hero.priority.value == shown
+        assert hero.readout_text().startswith(f"score = {shown} × 0x100000000 + 5")
+        assert hero.stairs.marker.get_ydata()[0] == priority_score(shown, 5) / 2**32
+    for value, shown in ((2**32, COUNTER_MASK), (-5, 0), (2**64, COUNTER_MASK)):
+        hero.counter.value = value
+        assert hero.counter.value == hero.counter_box.value == shown
+        assert f"{priority_score(hero.priority.value, shown):,}" in hero.readout_text()
+    # A number that is not one: refused by the trait, naming it; nothing moved.
+    from traitlets import TraitError
+
+    for value in ("three", None, math.nan, [2]):
+        with pytest.raises(TraitError, match="expected an int"):
+            hero.priority.value = value
+        assert hero.priority.value == 6
+    assert hero.status.text == ""
+    view = ComparisonView(None, max_priority=5)
+    view.b_priority.value = 50
+    view.b_counter.value = -1
+    assert view.job_b == (5, 0) and view.status.text == ""
+
+
+def _click_and_read(view) -> str:
+    view.run_button.click()
+    assert not view.run_button.disabled  # usable again
+    return view.status.text
+
+
+def test_inspector_view_bad_input_is_one_status_line_and_writes_nothing(redis_server, r, keyspace, caplog):
+    r.hset("emq:{odd}:prioritized", "not", "a zset")
+    r.set("someone-else", "data")
+    before = keyspace()
+    url = redis_server.url
+    with not_redis_server() as http_port:
+        cases = [
+            (InspectorView(url, queue=""), "error: ValueError: queue name must not be empty"),
+            (InspectorView(url, queue="   "), "error: ValueError: queue name must not be empty"),
+            (InspectorView(url, prefix="em q", queue="{q}"),
+             "error: ValueError: key prefix must not contain whitespace or control characters, got ' ' in 'em q'"),
+            (InspectorView(url, queue="{odd}"), "error: ValueError: emq:{odd}:prioritized is a hash, not a zset"),
+            (InspectorView("htp://x", queue="{q}"), "error: RedisUnavailable: bad Redis URL 'htp://x'"),
+            (InspectorView(f"redis://127.0.0.1:{http_port}/0", queue="{q}"),
+             f"error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:{http_port}/0"),
+        ]
+        for view, expected in cases:
+            text = _click_and_read(view)
+            assert text.startswith(expected), text
+            assert one_clear_line(text) and len(text) < 260
+            assert view.report is None
+    assert "Exception in callback" not in caplog.text  # the guard caught it, not ipywidgets
+    assert keyspace() == before
+
+
+# -- faults: Redis stops in the middle of an action -------------------------------------------------
+
+
+def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
+    port = free_tcp_port()
+    server = RedisServer(port=port).start()
+    restarted = None
+    try:
+        demo = Demo("viz-fault", client=connect(server.url, timeout=2))
+        comparison = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
+        consume = ConsumeView(demo, priorities=[2, 1, 3], waiting=1)
+        hero = HeroView(demo)
+        comparison.run_button.click()
+        assert comparison.redis_text.startswith("Redis popped job A first") and comparison.status.text == ""
+
+        # Redis goes away in the middle of "Pop one": after the pop, before the table is read.
+        real_pop = demo.pop
+
+        def pop_then_stop(*args, **kwargs):
+            job = real_pop(*args, **kwargs)
+            server.stop()
+            return job
+
+        demo.pop = pop_then_stop
+        consume.step_button.click()
+        demo.pop = real_pop
+        assert not server.running
+        hero.live.value = True  # adds on Redis at once: fails, shown in the view
+        hero.set(counter=12)
+        comparison.run_button.click()
+        for view in (consume, hero, comparison):
+            text = view.status.text
+            assert text.startswith("error: ConnectionError") and one_clear_line(text) and len(text) < 260, text
+            assert "Traceback" not in view.status.widget.value
+        assert not any(button.disabled for button in consume._buttons) and not comparison.run_button.disabled
+        assert "Exception in callback" not in caplog.text
+
+        # A new server on the same address: the same views work again, the error line goes.
+        restarted = RedisServer(port=port, password=server.password).start()
+        consume.refill_button.click()
+        assert consume.status.text == "" and len(demo.entries()) == 3 and demo.waiting()
+        assert [job.id for job in consume.drain()] == consume.expected_order()
+        hero.set(counter=99)
+        assert hero.status.text == "" and hero.live_text.endswith("equal")
+        comparison.redis_text = ""
+        comparison.run_button.click()  # the very same click that failed before
+        assert comparison.redis_text.startswith("Redis popped job A first")
+        assert comparison.status.text == "", "a stale error stays under a view that works again"
+        comparison.a_priority.value = 3
+        comparison.run_button.click()
+        assert comparison.redis_text.startswith("Redis popped job B first")
+    finally:
+        server.stop()
+        if restarted is not None:
+            restarted.stop()
