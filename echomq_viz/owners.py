@@ -21,7 +21,8 @@ from typing import Any, Callable
 from .checks import check_str
 from .keys import MAX_NAME_LENGTH
 
-__all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "lease_key", "claim", "clean_orphans", "check_client"]
+__all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "lease_key", "claim", "clean_orphans", "check_client",
+           "other_owners_in"]
 
 DEMO_PREFIX = "viz-"
 OWNER_MARK = "@"  # between a demo queue's base name and its owner's token
@@ -30,6 +31,7 @@ LEASE_SECONDS = 30.0  # an owner's keys turn orphan this long after its last ren
 _TOKEN = re.compile(r"[0-9a-f]{8}")
 # A demo key: emq:{viz-<base>@<token>}:..., the base as QueueContext allows it, without '@'.
 _DEMO_KEY = re.compile(r"emq:\{(viz-[^{}:@\s\x00-\x1f\x7f]+@([0-9a-f]{8}))\}:")
+_DEMO_NAME = re.compile(r"(viz-[^{}:@\s\x00-\x1f\x7f]*@([0-9a-f]{8}))")
 _SCAN_BATCH = 1000
 
 
@@ -101,6 +103,13 @@ def _demo_owner(key: bytes) -> tuple[str, str] | None:
     if match is None or len(match.group(1)) > MAX_NAME_LENGTH:
         return None
     return match.group(1), match.group(2)
+
+
+def other_owners_in(text: str) -> set[str]:
+    """The owner tokens of other processes' demo queues that ``text`` (a
+    key or key base) names: what a shared app must not let a visitor read."""
+    named = {match.group(2) for match in _DEMO_NAME.finditer(check_str("text", text, empty=True))}
+    return named - {_OWNER.token}
 
 
 def _unlink_demo_keys(server: _Server, token_glob: str, doomed: Callable[[str], bool]) -> int:

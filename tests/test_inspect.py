@@ -723,3 +723,23 @@ def test_a_pc_the_scripts_refuse_is_flagged(r, scripts, ctx, pc, refused):
         assert refused and "0..9007199254740990" in str(error)
     else:
         assert not refused
+
+
+def test_app_mode_reads_this_pages_demo_queues_but_no_other_visitors(own_mode, redis_server):
+    from test_live import DemoProcess
+
+    from echomq_viz.live import Demo
+    from echomq_viz.widgets import InspectorView
+
+    mine = Demo("viz-06-mine", client=redis_server.client())
+    mine.add_batch([1, 2, 3])
+    with DemoProcess(redis_server.url, name="viz-06-theirs") as theirs:
+        theirs.ask("add 2")
+        for prefix, queue in (("emq", "{" + theirs.queue + "}"), ("emq:{" + theirs.queue + "}", "x")):
+            view = InspectorView(prefix=prefix, queue=queue)
+            view._on_run()
+            assert view.report is None
+            assert view.status.text.startswith("error: PermissionError: this app inspects no other visitor's")
+        view = InspectorView(queue="{" + mine.queue + "}")
+        assert view.inspect().total == 3
+    mine.reset()

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import plots
 from ..checks import check_int, check_str
+from ..owners import other_owners_in
 from ..server import redact_url
 from .canvas import figure
 from .view import SLIDER_STYLE, WIDE, View, pre_html, tiers_text
@@ -104,11 +105,15 @@ class InspectorView(View):
         """Read the queue and show the report; returns the :class:`QueueReport`."""
         from ..inspection import inspect_queue
 
+        queue, prefix = self.queue.value.strip(), self.prefix.value.strip()
+        if self.own_only and other_owners_in(f"{prefix}:{queue}"):
+            raise PermissionError("this app inspects no other visitor's demo queues: only this page's own "
+                                  "(Demo(...).queue) and queues that are not demos")
         try:
             self.progress.value = 0
             client = self._connect()
             try:
-                report = inspect_queue(client, self.queue.value.strip(), self.prefix.value.strip(),
+                report = inspect_queue(client, queue, prefix,
                                        progress=self._progress)
             finally:
                 client.close()
