@@ -58,8 +58,8 @@ def test_the_palette_repeats_every_ten_tiers():
 def test_every_two_tier_colours_stay_apart(vision):
     """Up to 20 tiers are drawn together (staircase, inspector): every pair of
     the ten colours, and each against the wait list's grey beside them."""
-    colours = [colours.tier_color(p) for p in range(1, PERIOD + 1)] + [colours.WAIT_COLOR]
-    close = [(a, b, round(delta_e(a, b, vision), 1)) for a, b in itertools.combinations(colours, 2)
+    palette = [colours.tier_color(p) for p in range(1, PERIOD + 1)] + [colours.WAIT_COLOR]
+    close = [(a, b, round(delta_e(a, b, vision), 1)) for a, b in itertools.combinations(palette, 2)
              if delta_e(a, b, vision) < MIN_DELTA_E]
     assert not close, f"{vision}: tier colours closer than ΔE {MIN_DELTA_E}: {close}"
 
