@@ -459,7 +459,12 @@ def _lab_idle(page) -> bool:
 
 
 def _notebook7_idle(page) -> bool:
-    return page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count() > 0
+    """Its indicator says idle before any kernel is there: a kernel must be named too."""
+    return page.evaluate("""() => {
+        const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+        const kernel = document.querySelector('.jp-Toolbar-kernelName');
+        return !!(status && status.dataset.status === 'idle' && kernel && /Python/.test(kernel.textContent));
+    }""")
 
 
 def _run_all_in_lab(page, name: str, idle: Callable[[object], bool] = _lab_idle) -> None:
