@@ -24,9 +24,11 @@ by deleting what a killed run (``kill -9``) of this user left in the temp folder
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -58,24 +60,103 @@ LAB_QUIET = (
 )
 
 
-def notebooks_dir(chosen: str | os.PathLike | None = None) -> Path:
-    """The notebooks: ``chosen``, else ``./notebooks`` when run from a
-    checkout, else the folder beside the package."""
+USER_FOLDER = "echomq-viz-notebooks"  # the user's copy, made in the current folder
+COPY_RECORD = ".echomq-viz-copied.json"  # in it: name -> sha256 of the file as we last wrote it
+
+
+def _project_checkout(folder: Path) -> bool:
+    """Whether ``folder`` is a checkout of this project (its notebooks are edited in place)."""
+    try:
+        pyproject = (folder / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return (folder / "notebooks").is_dir() and re.search(r'(?m)^name\s*=\s*"echomq-viz"', pyproject) is not None
+
+
+def shipped_notebooks() -> Path:
+    """The notebooks that came with the package: inside it (a wheel), or
+    beside it (a checkout, an editable install)."""
+    package = Path(__file__).resolve().parent
+    if (package / "notebooks").is_dir():
+        return package / "notebooks"
+    if _project_checkout(package.parent):
+        return package.parent / "notebooks"
+    raise SystemExit("echomq-viz: this installation has no notebooks; reinstall it "
+                     "(pip install --force-reinstall echomq-viz) or pass --notebooks DIR")
+
+
+def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
+    """The notebooks to open: ``chosen``; else a checkout's ``notebooks/``
+    (the current folder's, or the one the package runs from); else the user's
+    copy of the shipped ones in ``./echomq-viz-notebooks`` (see :func:`copy_notebooks`)."""
     if chosen is not None:
         path = Path(chosen).expanduser().resolve()
         if not path.is_dir():
             raise SystemExit(f"echomq-viz: {chosen} is not a folder")
         return path
-    for candidate in (Path.cwd() / "notebooks", Path(__file__).resolve().parents[1] / "notebooks"):
-        if candidate.is_dir():
-            return candidate
-    raise SystemExit("echomq-viz: no notebooks/ folder here; run it from the project's checkout "
-                     "or pass --notebooks DIR")
+    for checkout in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        if _project_checkout(checkout):
+            return checkout / "notebooks"
+    return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say or _say)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def copy_notebooks(source: Path, target: Path, *, say: Callable[[str], None]) -> Path:
+    """Make ``target`` hold the user's own copy of every file in ``source``, and return it.
+
+    A missing file is copied. A file still as we wrote it (its hash is in
+    ``COPY_RECORD``) takes a newer shipped version. A file the user changed
+    is never touched: when a different version ships, one line says so.
+    """
+    try:
+        target.mkdir(mode=0o755, exist_ok=True)
+        record_path = target / COPY_RECORD
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            record = record if isinstance(record, dict) else {}
+        except (OSError, ValueError):
+            record = {}
+        copied = updated = 0
+        for shipped in sorted(source.iterdir()):
+            if not shipped.is_file() or shipped.name.startswith("."):
+                continue
+            data, mine = shipped.read_bytes(), target / shipped.name
+            current = mine.read_bytes() if mine.is_file() else None
+            if current is None and mine.exists():
+                say(f"{mine} is not a file; left alone")
+                continue
+            if current == data:
+                record[shipped.name] = _digest(data)
+                continue
+            if current is not None and record.get(shipped.name) != _digest(current):
+                if record.get(shipped.name) != _digest(data):  # and a new version ships
+                    say(f"{mine.name} has your edits, kept; this version of echomq-viz ships another: "
+                        f"rename yours to get it")
+                continue
+            partial = mine.with_name(f".{mine.name}.part")
+            partial.write_bytes(data)
+            partial.replace(mine)
+            record[shipped.name] = _digest(data)
+            copied, updated = (copied + 1, updated) if current is None else (copied, updated + 1)
+        record_path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise SystemExit(f"echomq-viz: cannot keep your copy of the notebooks in {target}: "
+                         f"{exc.strerror or exc}; pass --notebooks DIR") from None
+    news = f"; copied {copied}, updated {updated} unedited" if copied or updated else ""
+    say(f"notebooks in {target} (your copy: edits stay yours{news})")
+    return target
 
 
 def _require(module: str, package: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise SystemExit(f"echomq-viz: {package} is not installed here: pip install {package}")
+
+
+NOTEBOOKS_HELP = (f"the notebooks folder (default: notebooks/ in a checkout of this project, else your copy "
+                  f"of the shipped ones in ./{USER_FOLDER})")
 
 
 # -- Redis for the kernels ---------------------------------------------------------------------
@@ -286,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=helptext)
         command.add_argument("--port", type=int, help=f"{portname} port (fails if it is taken)")
         command.add_argument("--no-browser", action="store_true", help="do not open a browser")
-        command.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default ./notebooks)")
+        command.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
         parser.commands[name] = command
     parser.commands["app"].add_argument(
         "--inspect-any", action="store_true",
@@ -303,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
     export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
     export.add_argument("--out", default="build/html", help="output folder (default build/html)")
-    export.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default ./notebooks)")
+    export.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
     export.add_argument("--cache", metavar="DIR",
                         help="where the fetched JavaScript is kept (default ~/.cache/echomq-viz)")
     export.add_argument("--no-execute", action="store_true",

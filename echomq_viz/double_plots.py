@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
 from .doubles import EXACT_BITS, EXPONENT_BIAS, MANTISSA_BITS, double_bits, double_fields, exact_bits, spacing
+from .plots import COUNTER_BITS_COLOR, TIER_BITS_COLOR
 
 __all__ = [
     "DoubleBits", "draw_double_bits", "update_double_bits", "Spacing", "draw_spacing", "update_spacing",
@@ -132,7 +133,7 @@ def update_spacing(result: Spacing, stored: float) -> None:
 
 # -- a budget of bits (the three-key exercise) ----------------------------------------------------
 
-FIELD_COLORS = ("#1f5fa8", "#59a14f", "#e07b16")  # tenant, priority, arrival
+FIELD_COLORS = ("#6b6b6b", TIER_BITS_COLOR, COUNTER_BITS_COLOR)  # tenant, priority, arrival: as the bit strip
 _BUDGET_CMAP = ListedColormap(["#f2f2f2", *FIELD_COLORS, FALLEN_COLOR, "white"])
 _BUDGET_CELL = 8
 

@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "fetch_js_assets", "ipympl_bundle",
-           "export_notebooks", "STATIC"]
+           "export_notebooks", "freeze_controls", "STATIC", "SNAPSHOT_NOTICE_HTML"]
 
 STATIC = "static"  # the folder beside the pages holding the JavaScript
 
@@ -82,6 +82,9 @@ _echomq_viz_snapshot_figures()
 del _echomq_viz_snapshot_figures
 """
 
+SNAPSHOT_NOTICE_HTML = "This page is a snapshot: run <code>echomq-viz lab</code> to move the sliders."
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
 # The lab template, plus: ipympl's module path for require.js, and MathJax only
 # when a notebook has maths (it is the one piece still taken from a CDN).
 _TEMPLATE = """\
@@ -97,9 +100,40 @@ _TEMPLATE = """\
 {{ super() }}
 <style>/* JupyterLab gives widgets its UI font; a static page must say so itself */
 .jupyter-widgets, .jupyter-widgets input, .jupyter-widgets button, .jupyter-widgets select,
-.widget-readout { font-family: var(--jp-ui-font-family); }</style>
+.widget-readout { font-family: var(--jp-ui-font-family); }
+/* prompts and code comments at a contrast of at least 4.5:1 on their backgrounds (WCAG AA) */
+body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-active-font-color: #595959;
+  --jp-cell-inprompt-font-color: #1f5890; --jp-cell-outprompt-font-color: #a3402a;
+  --jp-mirror-editor-comment-color: #3b6363; --jp-mirror-editor-number-color: #007a00;
+  --jp-mirror-editor-operator-color: #8a1ccf; --jp-mirror-editor-meta-color: #8a1ccf;
+  --jp-mirror-editor-atom-color: #4d4dcc; --jp-mirror-editor-quote-color: #007a00;
+  --jp-mirror-editor-bracket-color: #6b6b45; --jp-mirror-editor-error-color: #c00000; }
+.echomq-viz-snapshot { margin: 0 0 1em; padding: 0.5em 1em; border-left: 4px solid #1f5890;
+  background: #eef3f8; color: #1a1a1a; font-family: var(--jp-ui-font-family); }
+.echomq-viz-snapshot code { color: inherit; }
+</style>
 {%- endblock extra_css -%}
-""".replace("__STATIC__", STATIC)
+{%- block body_header -%}
+{{ super() }}
+<p class="echomq-viz-snapshot" role="note">__NOTICE__</p>
+{%- endblock body_header -%}
+{%- block footer_js -%}
+{{ super() }}
+<script>/* Each slider handle is named after its slider's description, and said to be
+   switched off like its slider; figure toolbar buttons cannot act without a kernel either. */
+new MutationObserver(() => {
+  document.querySelectorAll(".widget-slider").forEach(slider => {
+    const label = ((slider.querySelector(".widget-label") || {}).textContent || "").trim();
+    slider.querySelectorAll(".noUi-handle:not([aria-label])").forEach(handle => {
+      handle.setAttribute("aria-label", label || "slider");
+      handle.setAttribute("aria-disabled", "true");
+    });
+  });
+  document.querySelectorAll(".jupyter-matplotlib-button:not([disabled])").forEach(b => { b.disabled = true; });
+}).observe(document.documentElement, {childList: true, subtree: true});
+</script>
+{%- endblock footer_js -%}
+""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
 
 
 def cache_root() -> Path:
@@ -112,10 +146,10 @@ def _slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
 
 
-def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None] = lambda _: None
-                    ) -> dict[str, Path]:
-    """The widget manager (with its icon fonts) and require.js, from the cache
-    or ``npm pack``.
+def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None] = lambda _: None,
+                    assets: Sequence[JsAsset] = JS_ASSETS) -> dict[str, Path]:
+    """The ``assets`` (by default the widget manager with its icon fonts, and
+    require.js), from the cache or ``npm pack``.
 
     Each package is packed once into ``cache_dir/js/<spec>/`` and the files
     needed are unpacked beside its tarball (with a ``files.json`` listing
@@ -124,7 +158,7 @@ def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None]
     """
     root = (cache_dir or cache_root()) / "js"
     found: dict[str, Path] = {}
-    for asset in JS_ASSETS:
+    for asset in assets:
         folder = root / _slug(asset.spec)
         listing = folder / "files.json"
         wanted = [list(pair) for pair in asset.files]
@@ -237,6 +271,22 @@ def _execute(nb, path: Path, timeout: int) -> None:
         nb.cells.remove(snapshot)
 
 
+def freeze_controls(nb) -> int:
+    """Switch off every control in the notebook's stored widget state, and
+    the figures' toolbars and resize handles: on a page without a kernel they
+    would move without effect. Returns how many controls it switched off."""
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    frozen = 0
+    for model in state.values():
+        attributes = model.get("state", {})
+        if "disabled" in attributes:
+            attributes["disabled"] = True
+            frozen += 1
+        if model.get("model_name") == "MPLCanvasModel":
+            attributes.update(toolbar_visible=False, resizable=False, capture_scroll=False)
+    return frozen
+
+
 def _exporter():
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -284,6 +334,7 @@ def export_notebooks(
                                       ) from exc
             elif "widgets" not in nb.metadata:
                 log(f"note: {path.name} has no stored widget state; its widgets will not render")
+            freeze_controls(nb)
             body, _ = exporter.from_notebook_node(
                 nb, resources={"echomq_viz_mathjax": _has_maths(nb), "metadata": {"name": path.stem}})
             page = out / f"{path.stem}.html"

@@ -6,8 +6,9 @@ Each ``draw_*`` function draws once and returns its artists; the matching
 ``canvas.draw_idle()`` afterwards. Nothing here talks to Redis: plots draw the
 numbers they are given.
 
-Colours: :func:`tier_color` gives every tier one colour, used by every
-notebook; the 64-bit strip shows tier bits in blue and counter bits in orange.
+Colours: :func:`tier_color` (from :mod:`echomq_viz.colours`) gives every
+tier one colour, used by every notebook; the 64-bit strip shows tier bits in
+blue and counter bits in orange.
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from typing import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import ListedColormap, to_rgba
+from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .checks import check_int
+from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
-    "TIER_BITS_COLOR", "COUNTER_BITS_COLOR", "tier_color", "tier_colors", "format_hex",
+    "TIER_BITS_COLOR", "COUNTER_BITS_COLOR", "tier_color", "tier_colors", "band_style", "format_hex",
     "BitStrip", "draw_bit_strip", "update_bit_strip", "strip_artists",
     "Staircase", "draw_staircase", "update_staircase", "staircase_artists",
     "ScorePair", "draw_score_pair", "update_score_pair",
@@ -36,17 +38,7 @@ __all__ = [
 ]
 
 TIER_BITS_COLOR = "#1f5fa8"  # blue: the high 32 bits, the tier
-COUNTER_BITS_COLOR = "#e07b16"  # orange: the low 32 bits, the counter
-WAIT_COLOR = "#c8c8c8"  # jobs without priority, on the wait list
-_TIER_PALETTE = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-)
-
-
-def tier_color(priority: int) -> str:
-    """The colour of a tier, the same in every figure."""
-    return _TIER_PALETTE[int(priority) % len(_TIER_PALETTE)]
+COUNTER_BITS_COLOR = "#b35900"  # orange: the low 32 bits, the counter (4.8:1 on white, as text too)
 
 
 def format_hex(score: int) -> str:
@@ -261,14 +253,6 @@ def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) ->
 
 # -- tiers as bands (bands notebook) ---------------------------------------------------
 
-_PALETTE_RGBA = np.array([to_rgba(c) for c in _TIER_PALETTE])
-
-
-def tier_colors(priorities: np.ndarray) -> np.ndarray:
-    """RGBA rows for many tiers at once (vectorised :func:`tier_color`)."""
-    return _PALETTE_RGBA[np.asarray(priorities, dtype=np.int64) % len(_TIER_PALETTE)]
-
-
 @dataclass
 class Bands:
     spans: list
@@ -297,7 +281,7 @@ def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
     tiers = check_int("tiers", tiers, 1)
     spans, lines = [], []
     for p in range(1, tiers + 1):
-        spans.append(ax.axhspan(p, p + 1, color=tier_color(p), alpha=0.18, lw=0))
+        spans.append(ax.axhspan(p, p + 1, lw=0, **band_style(p)))
         (line,) = ax.plot([], [], color=tier_color(p), lw=1, alpha=0.9)
         lines.append(line)
     points = ax.scatter(np.empty(0), np.empty(0), s=16, facecolors=np.empty((0, 4)),

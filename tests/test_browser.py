@@ -13,8 +13,16 @@ changing; the Redis controls (buttons such as "Run it on Redis", "Pop one",
 "Drain", and the "live on Redis" switch) pressed, each changing the result
 shown. One screenshot per notebook goes to ``build/screenshots/``.
 
+Every notebook is also run in Jupyter Notebook 7 (its slider handles take
+no arrow keys, upstream behaviour, so there sliders are dragged only).
+
 Then ``echomq-viz export`` writes the offline pages and each one is opened
-from disk with every network request refused: widgets and figures render.
+from disk with every network request refused: widgets and figures render,
+every control is visibly switched off, and a notice says how to run it live.
+
+axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
+checks every app page and every offline page: no critical and no serious
+accessibility violation.
 
 Chromium is ``/usr/bin/chromium`` (``apt-get install chromium``; never a
 downloaded browser). Without it these tests skip, saying why, unless
@@ -35,9 +43,12 @@ from typing import Callable
 
 import pytest
 
+from echomq_viz.export import SNAPSHOT_NOTICE_HTML, JsAsset, cache_root, fetch_js_assets
+from echomq_viz.server import RedisServer, free_tcp_port
 from test_cli import TOKEN, Launched
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # real browsers on real servers: minutes
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(path.name for path in NOTEBOOK_DIR.glob("*.ipynb"))
@@ -75,6 +86,14 @@ PAINTED_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div ca
     })"""
 
 
+AXE = JsAsset("axe-core@4", (("package/axe.min.js", "axe-core"),))
+SEVERE = ("critical", "serious")
+AXE_JS = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+    .filter(v => %s.includes(v.impact))
+    .map(v => `${v.impact} ${v.id} (${v.help}): ` + v.nodes.slice(0, 4)
+        .map(n => n.target.join(' ') + ' ' + n.html.slice(0, 140)).join(' | '))""" % list(SEVERE)
+
+
 # -- the browser and the servers ----------------------------------------------------------------
 
 
@@ -109,6 +128,29 @@ def browser():
         playwright.stop()
 
 
+def _need_npm_once(what: str) -> None:
+    """npm fetches ``what`` into the cache once; without either, skip (fail in CI)."""
+    if shutil.which("npm") is None and not (cache_root() / "js").is_dir():
+        reason = f"npm is needed once to fetch {what} (apt-get install npm)"
+        if os.environ.get("ECHOMQ_VIZ_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def axe_script(browser) -> Path:
+    """axe-core's browser bundle, from the cache or ``npm pack``."""
+    _need_npm_once("axe-core")
+    return fetch_js_assets(assets=(AXE,))["axe-core/axe.min.js"]
+
+
+def assert_accessible(page, axe_script: Path, where: str) -> None:
+    """axe-core on the page as it is now: no critical or serious violation."""
+    page.add_script_tag(path=str(axe_script))
+    found = page.evaluate(AXE_JS)
+    assert not found, f"{where}: accessibility violations (axe-core):\n" + "\n".join(found)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Path:
     """A copy of the notebooks: the browser runs and saves them there, never
@@ -132,6 +174,43 @@ def app(browser, served, tmp_path_factory):
     launched = Launched("app", served, log=tmp_path_factory.mktemp("app") / "app.log")
     yield launched
     launched.stop_and_check()
+
+
+@pytest.fixture(scope="module")
+def notebook7(browser, served, tmp_path_factory):
+    """Jupyter Notebook 7 on the served copy, its kernels on a private Redis: its base URL."""
+    port = free_tcp_port()
+    log = tmp_path_factory.mktemp("notebook7") / "notebook7.log"
+    with RedisServer() as redis, open(log, "wb") as sink:
+        env = {**os.environ, "REDIS_URL": redis.url}
+        argv = [sys.executable, "-m", "notebook", "--no-browser", f"--port={port}", "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={served}"]
+        if os.geteuid() == 0:
+            argv.append("--allow-root")
+        proc = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: proc.poll() is not None or _answers(f"{base}/api/status?token={TOKEN}"), 60,
+                       lambda: f"Notebook 7 did not start:\n{log.read_text()[-2000:]}")
+            assert proc.poll() is None, f"Notebook 7 exited:\n{log.read_text()[-2000:]}"
+            yield base
+        finally:
+            proc.terminate()  # the server shuts its kernels down
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 @pytest.fixture
@@ -316,8 +395,9 @@ def press_controls(page, view, strict: bool = True) -> dict[str, bool]:
     return pressed
 
 
-def exercise(page, name: str, where: str) -> dict:
-    """Every slider by keyboard and drag, then every Redis control; what was done.
+def exercise(page, name: str, where: str, keyboard: bool = True) -> dict:
+    """Every slider by keyboard (unless ``keyboard`` is False) and drag, then
+    every Redis control; what was done.
 
     A slider must change the figure at once, except in a view of a notebook
     beyond 01-04 that has buttons: there a slider may only set up what a
@@ -335,7 +415,7 @@ def exercise(page, name: str, where: str) -> dict:
         waiting = []
         for number in range(sliders.count()):
             slider = sliders.nth(number)
-            if not move_by_keyboard(page, view, slider, strict):
+            if keyboard and not move_by_keyboard(page, view, slider, strict):
                 waiting.append(f"the keyboard on '{_slider_label(slider)}'")
             if not move_by_drag(page, view, slider, strict):
                 waiting.append(f"a drag on '{_slider_label(slider)}'")
@@ -352,7 +432,7 @@ def exercise(page, name: str, where: str) -> dict:
     missing = required.get("buttons", set()) - done["buttons"]
     assert not missing, f"{where}: {name} lacks the controls {missing}: {done}"
     _error_free(page, f"{where} {name}, after the interactions")
-    print(f"{where} {name}: {done['sliders']} sliders moved by keyboard and drag, "
+    print(f"{where} {name}: {done['sliders']} sliders moved by {'keyboard and ' if keyboard else ''}drag, "
           f"pressed {sorted(done['buttons'])}"
           + (f" ({sorted(done['unchanged'])} showed the same again)" if done["unchanged"] else ""))
     return done
@@ -374,10 +454,22 @@ def screenshot(page, kind: str, name: str) -> None:
 # -- JupyterLab ----------------------------------------------------------------------------------------
 
 
-def _run_all_in_lab(page, name: str) -> None:
-    status = page.locator("#jp-main-statusbar")
-    wait_until(lambda: "| Idle" in status.inner_text(), 90,
-               lambda: f"{name}: the kernel never became idle: {status.inner_text()!r}")
+def _lab_idle(page) -> bool:
+    return "| Idle" in page.locator("#jp-main-statusbar").inner_text()
+
+
+def _notebook7_idle(page) -> bool:
+    """Its indicator says idle before any kernel is there: a kernel must be named too."""
+    return page.evaluate("""() => {
+        const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+        const kernel = document.querySelector('.jp-Toolbar-kernelName');
+        return !!(status && status.dataset.status === 'idle' && kernel && /Python/.test(kernel.textContent));
+    }""")
+
+
+def _run_all_in_lab(page, name: str, idle: Callable[[object], bool] = _lab_idle) -> None:
+    """Run > Run All Cells, in JupyterLab or Notebook 7, and wait until every cell ran."""
+    wait_until(lambda: idle(page), 90, f"{name}: the kernel never became idle")
     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
     page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
     prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt")
@@ -387,8 +479,7 @@ def _run_all_in_lab(page, name: str) -> None:
 
     def finished() -> bool:
         now = texts()
-        return bool(now) and all(re.search(r"\[\d+\]", text) for text in now) \
-            and "| Idle" in status.inner_text()
+        return bool(now) and all(re.search(r"\[\d+\]", text) for text in now) and idle(page)
 
     wait_until(finished, 180, lambda: f"{name}: Run All did not finish: {texts()}")
 
@@ -415,7 +506,7 @@ def test_notebook_in_jupyterlab(lab, page, name):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_voila(app, page, name):
+def test_notebook_in_voila(app, page, axe_script, name):
     with shot_on_failure(page, f"voila-{name}"):
         response = page.goto(f"{app.base}/voila/render/{name}", timeout=180_000)
         views = response.text().count('"application/vnd.jupyter.widget-view+json"')
@@ -428,6 +519,22 @@ def test_notebook_in_voila(app, page, name):
         _wait_painted(page.locator("body"), f"Voila {name}")
         screenshot(page, "voila", name)
         exercise(page, name, "Voila")
+        assert_accessible(page, axe_script, f"Voila {name}")
+
+
+# -- Jupyter Notebook 7 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_in_notebook7(notebook7, page, name):
+    with shot_on_failure(page, f"notebook7-{name}"):
+        page.goto(f"{notebook7}/notebooks/{name}?token={TOKEN}")
+        _run_all_in_lab(page, name, idle=_notebook7_idle)
+        _wait_views_rendered(page, f"Notebook 7 {name}")
+        _error_free(page, f"Notebook 7 {name}")
+        _wait_painted(page.locator(".jp-NotebookPanel"), f"Notebook 7 {name}")
+        screenshot(page, "notebook7", name)
+        exercise(page, name, "Notebook 7", keyboard=False)  # its handles take no arrow keys (upstream)
 
 
 # -- offline pages ---------------------------------------------------------------------------------------------
@@ -436,13 +543,7 @@ def test_notebook_in_voila(app, page, name):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     """``echomq-viz export`` into a temp folder, as a user runs it."""
-    from echomq_viz.export import cache_root
-
-    if shutil.which("npm") is None and not (cache_root() / "js").is_dir():
-        reason = "npm is needed once to fetch the widget JavaScript (apt-get install npm)"
-        if os.environ.get("ECHOMQ_VIZ_REQUIRE_BROWSER") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    _need_npm_once("the widget JavaScript")
     out = tmp_path_factory.mktemp("html")
     result = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -462,8 +563,37 @@ def test_export_writes_every_notebook_and_no_remote_script(exported):
         assert not remote, f"{path.name} loads scripts from the network: {remote}"
 
 
+CONTROLS_ON_JS = """() => [
+    ...[...document.querySelectorAll('input, button, select, textarea')].filter(e => !e.disabled),
+    ...document.querySelectorAll('.noUi-target:not([disabled]), .noUi-handle:not([aria-disabled="true"])'),
+].map(e => e.outerHTML.slice(0, 160))"""
+
+
+def _check_switched_off(tab, name: str) -> None:
+    """Every control is disabled, and neither a drag nor a key moves a slider."""
+    wait_until(lambda: not tab.evaluate(CONTROLS_ON_JS), 10,
+               lambda: f"{name}: controls that still look usable offline: {tab.evaluate(CONTROLS_ON_JS)}")
+    sliders = tab.locator(".widget-slider")
+    for index in range(sliders.count()):
+        slider = sliders.nth(index)
+        handle, readout = slider.locator(".noUi-handle"), slider.locator(".widget-readout")
+        handle.scroll_into_view_if_needed()
+        before = readout.inner_text()
+        box, rail = handle.bounding_box(), slider.locator(".noUi-base").bounding_box()
+        tab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        tab.mouse.down()
+        tab.mouse.move(rail["x"] + rail["width"] * (0.9 if box["x"] < rail["x"] + rail["width"] / 2 else 0.1),
+                       box["y"] + box["height"] / 2, steps=6)
+        tab.mouse.up()
+        handle.focus()
+        tab.keyboard.press("End")
+        tab.keyboard.press("ArrowLeft")
+        time.sleep(0.2)
+        assert readout.inner_text() == before, f"{name}: '{_slider_label(slider)}' moved on a page that cannot recompute"
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_exported_page_renders_offline(browser, exported, name):
+def test_exported_page_renders_offline(browser, exported, axe_script, name):
     context = browser.new_context(viewport=VIEWPORT)
     asked: list[str] = []
 
@@ -492,6 +622,13 @@ def test_exported_page_renders_offline(browser, exported, name):
             assert tab.locator(".widget-slider").count() >= MUST_HAVE[name]["sliders"]
         if name in MUST_HAVE:
             assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
+        notice = tab.locator("main > .echomq-viz-snapshot")
+        assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
+        assert notice.inner_html() == SNAPSHOT_NOTICE_HTML
+        assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
+            == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
+        _check_switched_off(tab, name)
+        assert_accessible(tab, axe_script, f"offline {name}")
         screenshot(tab, "offline", name)
         if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
             # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)

@@ -1,17 +1,33 @@
-"""The Lua scripts ship inside the wheel: install it into a fresh venv and run them."""
+"""What ``pip install echomq-viz`` brings: the wheel and sdist carry the Lua
+scripts and the notebooks; installed into a fresh venv, the package runs its
+scripts, and ``echomq-viz lab``, ``app`` and ``export`` work from an empty
+folder on the user's own copy of the notebooks, never overwriting their edits."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import tarfile
 import textwrap
+import time
+import urllib.error
+import urllib.request
 import venv
 import zipfile
 from pathlib import Path
 
-from echomq_viz.server import RedisServer
+import pytest
+
+from echomq_viz.cli import COPY_RECORD, USER_FOLDER, copy_notebooks, notebooks_dir
+from echomq_viz.server import RedisServer, free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+TOKEN = "echomq-viz-packaging"
 
 IN_FRESH_VENV = textwrap.dedent(
     """
@@ -38,32 +54,211 @@ IN_FRESH_VENV = textwrap.dedent(
 )
 
 
-def test_wheel_carries_the_lua_and_runs_it(tmp_path):
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("echomq_viz-*.whl")
+# -- the user's copy of the notebooks --------------------------------------------------------------
+
+
+def _shipped(folder: Path, **files: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / f"{name}.ipynb").write_text(text)
+    return folder
+
+
+def test_copy_notebooks_copies_what_is_missing_and_says_where(tmp_path):
+    source = _shipped(tmp_path / "shipped", a="A1", b="B1")
+    target = tmp_path / USER_FOLDER
+    said: list[str] = []
+    assert copy_notebooks(source, target, say=said.append) == target
+    assert {p.name: p.read_text() for p in target.glob("*.ipynb")} == {"a.ipynb": "A1", "b.ipynb": "B1"}
+    assert said == [f"notebooks in {target} (your copy: edits stay yours; copied 2, updated 0 unedited)"]
+    (target / "a.ipynb").unlink()  # deleted by the user: a later run gives it back
+    said.clear()
+    copy_notebooks(source, target, say=said.append)
+    assert (target / "a.ipynb").read_text() == "A1"
+    assert said == [f"notebooks in {target} (your copy: edits stay yours; copied 1, updated 0 unedited)"]
+
+
+def test_copy_notebooks_never_overwrites_an_edited_notebook(tmp_path):
+    source = _shipped(tmp_path / "shipped", a="A1", b="B1", c="C1")
+    target = tmp_path / USER_FOLDER
+    copy_notebooks(source, target, say=lambda _: None)
+    (target / "a.ipynb").write_text("A1 with my notes")
+    said: list[str] = []
+    copy_notebooks(source, target, say=said.append)  # same version: nothing to say about a
+    assert said == [f"notebooks in {target} (your copy: edits stay yours)"]
+
+    _shipped(source, a="A2", b="B2", d="D2")  # a new version of the package
+    said.clear()
+    copy_notebooks(source, target, say=said.append)
+    assert (target / "a.ipynb").read_text() == "A1 with my notes"  # edited: kept
+    assert (target / "b.ipynb").read_text() == "B2"  # unedited: the new version
+    assert (target / "c.ipynb").read_text() == "C1"  # no longer shipped: left
+    assert (target / "d.ipynb").read_text() == "D2"  # new
+    assert said == [
+        "a.ipynb has your edits, kept; this version of echomq-viz ships another: rename yours to get it",
+        f"notebooks in {target} (your copy: edits stay yours; copied 1, updated 1 unedited)",
+    ]
+    (target / "a.ipynb").rename(target / "a-mine.ipynb")
+    copy_notebooks(source, target, say=lambda _: None)
+    assert (target / "a.ipynb").read_text() == "A2"
+    assert (target / "a-mine.ipynb").read_text() == "A1 with my notes"
+
+
+def test_copy_notebooks_keeps_a_same_named_file_it_did_not_write(tmp_path):
+    source = _shipped(tmp_path / "shipped", a="A1")
+    target = _shipped(tmp_path / USER_FOLDER, a="someone else's a")
+    said: list[str] = []
+    copy_notebooks(source, target, say=said.append)
+    assert (target / "a.ipynb").read_text() == "someone else's a"
+    assert said[0].startswith("a.ipynb has your edits, kept")
+    assert json.loads((target / COPY_RECORD).read_text()) == {}
+
+
+def test_copy_notebooks_in_a_folder_it_cannot_write_is_one_line(tmp_path):
+    source = _shipped(tmp_path / "shipped", a="A1")
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(SystemExit) as stop:
+        copy_notebooks(source, tmp_path / "file", say=lambda _: None)
+    message = str(stop.value)
+    assert message.startswith(f"echomq-viz: cannot keep your copy of the notebooks in {tmp_path / 'file'}: ")
+    assert message.endswith("; pass --notebooks DIR") and "\n" not in message
+
+
+def test_notebooks_dir_in_a_checkout_is_its_notebooks_folder(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    assert notebooks_dir() == ROOT / "notebooks"
+    monkeypatch.chdir(tmp_path)  # elsewhere, while the package runs from this checkout
+    assert notebooks_dir() == ROOT / "notebooks"
+    assert not (tmp_path / USER_FOLDER).exists()
+
+
+# -- the wheel and the sdist --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+                   check=True, timeout=300)
+    (built,) = out.glob("echomq_viz-*.whl")
+    return built
+
+
+def test_wheel_carries_the_lua_the_notebooks_and_the_licence(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "echomq_viz/lua/addPrioritizedJob-9.lua" in names
     assert "echomq_viz/lua/includes/getPriorityScore.lua" in names
+    assert sorted(n.split("/")[-1] for n in names if n.startswith("echomq_viz/notebooks/")) == NOTEBOOKS
+    assert any(re.search(r"\.dist-info/(licenses/)?LICENSE$", name) for name in names), names
 
-    env_dir = tmp_path / "fresh"
+
+@pytest.mark.slow
+def test_sdist_carries_the_notebooks_tests_and_docs(tmp_path):
+    """Built by hatchling as ``python -m build --sdist`` would (in its own venv)."""
+    builder = tmp_path / "builder"
+    venv.create(builder, with_pip=True)
+    python = builder / "bin" / "python"
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "hatchling>=1.18"], check=True, timeout=300)
+    built = subprocess.run(
+        [python, "-c", "import sys; from hatchling.build import build_sdist; print(build_sdist(sys.argv[1]))",
+         str(tmp_path)], cwd=ROOT, check=True, capture_output=True, text=True, timeout=300).stdout.strip()
+    with tarfile.open(tmp_path / built) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml",
+                 "pyproject.toml", "lua/addPrioritizedJob-9.lua", "tests/conftest.py", "benchmarks/run.py",
+                 *(f"notebooks/{nb}" for nb in NOTEBOOKS)):
+        assert name in names, f"the sdist lacks {name}"
+    assert not [name for name in names if "__pycache__" in name or ".ipynb_checkpoints" in name]
+
+
+# -- installed into a fresh venv, run from an empty folder ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """A fresh venv with the wheel and its dependencies from the index: its bin folder."""
+    env_dir = tmp_path_factory.mktemp("fresh") / "venv"
     venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
-    # The package itself without its notebook dependencies; the two the
-    # scripts need come from the index as usual.
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", wheel], check=True)
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "redis", "numpy"], check=True)
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()
+    subprocess.run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", wheel],
+                   check=True, timeout=600)
+    return env_dir / "bin"
+
+
+def _site(python: Path) -> str:
+    return subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _clean_env() -> dict[str, str]:
+    """This environment without what points into the checkout or at a Redis."""
+    return {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PYTHONPATH", "VIRTUAL_ENV")}
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_its_lua(installed, tmp_path):
+    python = installed / "python"
     with RedisServer() as server:
         out = subprocess.run(
-            [python, "-c", IN_FRESH_VENV, site, server.url],
-            check=True, capture_output=True, text=True, cwd=tmp_path,
+            [python, "-c", IN_FRESH_VENV, _site(python), server.url],
+            check=True, capture_output=True, text=True, cwd=tmp_path, env=_clean_env(),
         ).stdout
     assert '"order": ["early", "late"]' in out
     expected = sorted(p.name.split("-")[0] for p in (ROOT / "lua").glob("*.lua"))
     assert f'"scripts": {expected}'.replace("'", '"') in out
+
+
+def _get(url: str, timeout: float = 5) -> str:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read().decode()
+
+
+def _serve_and_get(argv: list, cwd: Path, path: str, log: Path) -> str:
+    """Start ``echomq-viz lab|app`` in ``cwd``, GET ``path`` once it serves, stop it with Ctrl-C."""
+    port = free_tcp_port()
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen([*argv, "--no-browser", "--port", str(port)], cwd=cwd, env=_clean_env(),
+                                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                assert proc.poll() is None, f"{argv} exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
+                try:
+                    return _get(f"http://127.0.0.1:{port}{path}", timeout=60)
+                except (urllib.error.URLError, ConnectionError, OSError):
+                    assert time.monotonic() < deadline, f"{argv} never served:\n{log.read_text()[-3000:]}"
+                    time.sleep(0.2)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+
+
+@pytest.mark.slow
+def test_installed_commands_work_from_an_empty_folder_on_the_users_copy(installed, tmp_path):
+    launcher = installed / "echomq-viz"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    first = NOTEBOOKS[0]
+    exported = subprocess.run([launcher, "export", first, "--out", "html"], cwd=empty, env=_clean_env(),
+                              capture_output=True, text=True, timeout=600)
+    assert exported.returncode == 0, exported.stdout[-2000:] + exported.stderr[-2000:]
+    copy = empty / USER_FOLDER
+    assert f"notebooks in {copy} (your copy: edits stay yours; copied {len(NOTEBOOKS)}" in exported.stderr
+    assert sorted(p.name for p in copy.glob("*.ipynb")) == NOTEBOOKS
+    page = (empty / "html" / f"{Path(first).stem}.html").read_text(encoding="utf-8")
+    assert "application/vnd.jupyter.widget-state+json" in page
+
+    mine = copy / first
+    mine.write_text(mine.read_text().replace('"cells": [', '"cells": [{"cell_type": "markdown", "id": "mine", '
+                                             '"metadata": {}, "source": "my own note"}, ', 1))
+    listing = _serve_and_get([launcher, "lab", f"--IdentityProvider.token={TOKEN}"], empty,
+                             f"/api/contents?token={TOKEN}", tmp_path / "lab.log")
+    assert sorted(item["name"] for item in json.loads(listing)["content"]
+                  if item["type"] == "notebook") == NOTEBOOKS
+    served = _serve_and_get([launcher, "app"], empty, "/voila/api/contents", tmp_path / "app.log")
+    assert sorted(item["name"] for item in json.loads(served)["content"]) == NOTEBOOKS
+    assert "my own note" in mine.read_text()  # three runs later, the edit is still there
