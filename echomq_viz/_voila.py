@@ -1,4 +1,6 @@
-"""Voila as ``echomq-viz app`` runs it: with its binary-frame reader bounded.
+"""Voila as ``echomq-viz app`` runs it: with its binary-frame reader bounded,
+and the ``echomq-viz`` template, Voila's ``lab`` one with a name for every
+slider handle (ipywidgets gives noUiSlider's handles none).
 
 Voila 0.5 reads the header of every binary message it sends to a page as if
 the frame used the v1 websocket protocol: the first 8 bytes are taken as a
@@ -14,11 +16,17 @@ header to read, which is what Voila's own reader answers for a bad frame.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 __all__: list[str] = []
 
 _OFFSET = 8  # bytes per offset in a v1 frame
+TEMPLATE = "echomq-viz"
+# A Jupyter data folder holding voila/templates/echomq-viz/.
+TEMPLATE_ROOT = Path(__file__).resolve().parent / "voila_template"
 
 
 def read_v1_header(frame: bytes) -> dict[str, Any] | None:
@@ -37,6 +45,11 @@ def read_v1_header(frame: bytes) -> dict[str, Any] | None:
 
 
 def main() -> None:
+    paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
+    if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):
+        sys.argv.append(f"--template={TEMPLATE}")
+
     from voila.app import main as voila_main
     from voila.tornado import kernel_websocket_handler
 

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
+from ._voila import TEMPLATE, TEMPLATE_ROOT
+
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "fetch_js_assets", "ipympl_bundle",
            "export_notebooks", "freeze_controls", "STATIC", "SNAPSHOT_NOTICE_HTML"]
 
@@ -119,21 +121,17 @@ body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-
 {%- endblock body_header -%}
 {%- block footer_js -%}
 {{ super() }}
-<script>/* Each slider handle is named after its slider's description, and said to be
-   switched off like its slider; figure toolbar buttons cannot act without a kernel either. */
+<script>__NAME_HANDLES__
+/* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either. */
 new MutationObserver(() => {
-  document.querySelectorAll(".widget-slider").forEach(slider => {
-    const label = ((slider.querySelector(".widget-label") || {}).textContent || "").trim();
-    slider.querySelectorAll(".noUi-handle:not([aria-label])").forEach(handle => {
-      handle.setAttribute("aria-label", label || "slider");
-      handle.setAttribute("aria-disabled", "true");
-    });
-  });
+  document.querySelectorAll(".noUi-handle:not([aria-disabled])").forEach(h => h.setAttribute("aria-disabled", "true"));
   document.querySelectorAll(".jupyter-matplotlib-button:not([disabled])").forEach(b => { b.disabled = true; });
 }).observe(document.documentElement, {childList: true, subtree: true});
 </script>
 {%- endblock footer_js -%}
-""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
+""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML).replace(
+    "__NAME_HANDLES__", (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "name-slider-handles.js").read_text(
+        encoding="utf-8").strip())
 
 
 def cache_root() -> Path:
