@@ -78,8 +78,9 @@ def test_add_chrome_puts_both_cells_in_place_once(name):
     assert first_code["id"] == chrome.COLAB_CELL_ID
     assert chrome.add_chrome(nb, name, REPOSITORY) is False  # idempotent
     nbformat.validate(nbformat.from_dict(nb))
-    others = [c for c in nb["cells"] if c.get("id") not in (chrome.LINKS_CELL_ID, chrome.COLAB_CELL_ID)]
-    assert others == original["cells"]
+    chrome_ids = (chrome.LINKS_CELL_ID, chrome.COLAB_CELL_ID)
+    others = [c for c in nb["cells"] if c.get("id") not in chrome_ids]
+    assert others == [c for c in original["cells"] if c.get("id") not in chrome_ids]
 
 
 def test_chrome_problems_names_what_is_missing_or_stale():

@@ -42,8 +42,11 @@ def printed(nb, rules) -> list[list[str]]:
             continue
         texts = []
         for output in cell.get("outputs", []):
-            if output.output_type == "stream":
-                texts.append(output.name + ": " + output.text)
+            if output.output_type == "stream":  # one stream may arrive in one piece or several
+                if texts and texts[-1].startswith(output.name + ": "):
+                    texts[-1] += output.text
+                else:
+                    texts.append(output.name + ": " + output.text)
             elif output.output_type == "error":
                 texts.append(f"error: {output.ename}: {output.evalue}")
             elif "text/plain" in output.get("data", {}):
