@@ -34,11 +34,11 @@ def describe(value: object) -> str:
 
 def _range_text(low: int | None, high: int | None) -> str:
     if low is not None and high is not None:
-        return f"in {low:_}..{high:_}"
+        return f"in {_show_int(low)}..{_show_int(high)}"
     if low is not None:
-        return f"{low:_} or more"
+        return f"{_show_int(low)} or more"
     if high is not None:
-        return f"{high:_} or less"
+        return f"{_show_int(high)} or less"
     return "an int"
 
 

@@ -34,6 +34,7 @@ functions do the same exact maths on numpy arrays without a float detour.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -65,6 +66,8 @@ MAX_SCORE = PRIORITY_LIMIT * TIER_SPAN + COUNTER_MASK  # == 2**53 - 1
 # Lua sees INCR pc as a double: up to 2**53 - 1 it is exact, and so is the
 # counter part INCR pc % 2**32. checkPriorityCounter.lua holds the same bound.
 MAX_PRIORITY_COUNTER = EXACT_LIMIT - 2  # the largest pc whose next INCR stays exact
+INCR_LIMIT = 2**63 - 1  # the largest value INCR returns
+FINITE_PRIORITY_LIMIT = int(sys.float_info.max) // TIER_SPAN  # past it, priority * 2**32 is no finite double
 
 
 def _check_priority(priority: object, limit: int | None = PRIORITY_LIMIT) -> int:
@@ -126,11 +129,14 @@ def stored_score(priority: int, counter: int) -> float:
     result equals the Redis score bit for bit, also for priorities above
     :data:`PRIORITY_LIMIT` where scores stop being exact.
 
-    :param priority: any int ``>= 0``.
-    :param counter: an int ``>= 0``.
+    :param priority: an int ``>= 0`` whose tier is a finite double
+        (``FINITE_PRIORITY_LIMIT``, about 4.2e298).
+    :param counter: an int ``>= 0``, at most what INCR returns.
     """
-    p = float(_check_priority(priority, limit=None))
-    c = float(_check_counter(counter))
+    p = check_int("priority", _check_priority(priority, limit=None), high=FINITE_PRIORITY_LIMIT,
+                  why="priority * 2**32 must be a finite double")
+    c = check_int("counter", _check_counter(counter), high=INCR_LIMIT, why="an INCR value")
+    p, c = float(p), float(c)
     span = float(TIER_SPAN)
     return p * span + (c - math.floor(c / span) * span)
 

@@ -481,3 +481,13 @@ def test_the_largest_priority_counter_keeps_the_next_incr_exact():
     from echomq_viz.score import MAX_PRIORITY_COUNTER
 
     assert MAX_PRIORITY_COUNTER + 1 == 2**53 - 1 == float(MAX_PRIORITY_COUNTER + 1)
+
+
+@pytest.mark.parametrize("priority, counter, error, words", [
+    (10**400, 1, ValueError, "priority * 2**32 must be a finite double"),
+    (1, 2**64, ValueError, "counter must be 9_223_372_036_854_775_807 or less (an INCR value)"),
+])
+def test_stored_score_refuses_what_no_double_or_incr_can_hold(priority, counter, error, words):
+    with pytest.raises(error) as caught:
+        stored_score(priority, counter)
+    assert words in str(caught.value) and "\n" not in str(caught.value) and len(str(caught.value)) < 160
