@@ -24,12 +24,15 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.cluster`       a local Redis Cluster built from those servers
 - :mod:`echomq_viz.inspection`    a read-only report on any real queue
 - :mod:`echomq_viz.interop`       the stock BullMQ client, from plain functions
+- :mod:`echomq_viz.colours`       the tier colours, apart for colour-blind readers too
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 - :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded
+- :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
+- :mod:`echomq_viz._notebook_chrome` (private) maintainers: the Colab cell and the Binder/Colab links
 """
 
 from __future__ import annotations

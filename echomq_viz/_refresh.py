@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .export import WIDGET_STATE, _execute, _redis_for_kernels
+from .export import WIDGET_STATE, execute_with_widgets, redis_for_kernels
 
 __all__ = ["refresh", "quieten", "main"]
 
@@ -77,7 +77,7 @@ def refresh(path: Path, *, timeout: int = 600) -> None:
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    _execute(nb, path, timeout)
+    execute_with_widgets(nb, path, timeout)
     quiet = nbformat.from_dict(quieten(nb))
     nbformat.validate(quiet)
     partial = path.with_name(f".{path.name}.part")
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None, *, log: Callable[[str], None] = prin
     missing = [str(path) for path in args.notebooks if not path.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    with _redis_for_kernels(True):
+    with redis_for_kernels(True):
         for path in args.notebooks:
             log(f"running {path}")
             refresh(path.resolve(), timeout=args.timeout)

@@ -28,12 +28,13 @@ from .scripts import validate_priority
 
 __all__ = [
     "DESIGN_DIR", "Design", "DESIGNS", "Arrival", "Scenario", "SCENARIOS", "Outcome", "DesignRunner",
-    "design_source", "EXACT_BITS", "Budget", "check_budget", "EXERCISE_JOBS", "EXERCISE_ANSWER",
+    "design_source", "EXACT_BITS", "BUDGET_CEILING", "Budget", "check_budget", "EXERCISE_JOBS", "EXERCISE_ANSWER",
     "PackOutcome", "run_packing", "WRAP_DAYS",
 ]
 
 DESIGN_DIR = LUA_DIR / "designs"
 EXACT_BITS = 53  # a double keeps every whole number exact up to 2**53
+BUDGET_CEILING = 64  # bits of one double: no budget may ask for more, not even for teaching
 WRAP_DAYS = TIER_SPAN / 86_400_000  # 2**32 ms in days: about 49.7
 _POP_LINE = 'local popped = rcall("ZPOPMIN", prioritizedKey)'
 _SCORE_INCLUDE = LUA_DIR / "includes" / "getPriorityScore.lua"
@@ -276,8 +277,8 @@ class Budget:
     def __post_init__(self) -> None:
         for what in ("tenant_bits", "priority_bits", "arrival_bits"):
             check_int(what, getattr(self, what), 0, EXACT_BITS)
-        if self.total > 64:
-            raise ValueError(f"the budget must be at most 64 bits even for teaching, got {self.total}")
+        if self.total > BUDGET_CEILING:
+            raise ValueError(f"the budget must be at most {BUDGET_CEILING} bits even for teaching, got {self.total}")
 
     @property
     def total(self) -> int:

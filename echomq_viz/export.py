@@ -46,7 +46,8 @@ from typing import Callable, Iterable, Sequence
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "fetch_js_assets", "ipympl_bundle",
-           "export_notebooks", "freeze_controls", "STATIC", "SNAPSHOT_NOTICE_HTML"]
+           "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
+           "SNAPSHOT_NOTICE_HTML"]
 
 STATIC = "static"  # the folder beside the pages holding the JavaScript
 
@@ -110,6 +111,8 @@ body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-
   --jp-mirror-editor-operator-color: #8a1ccf; --jp-mirror-editor-meta-color: #8a1ccf;
   --jp-mirror-editor-atom-color: #4d4dcc; --jp-mirror-editor-quote-color: #007a00;
   --jp-mirror-editor-bracket-color: #6b6b45; --jp-mirror-editor-error-color: #c00000; }
+/* links in prose told apart by more than their colour */
+.jp-RenderedHTMLCommon a { text-decoration: underline; }
 .echomq-viz-snapshot { margin: 0 0 1em; padding: 0.5em 1em; border-left: 4px solid #1f5890;
   background: #eef3f8; color: #1a1a1a; font-family: var(--jp-ui-font-family); }
 .echomq-viz-snapshot code { color: inherit; }
@@ -255,7 +258,7 @@ def _has_maths(nb) -> bool:
                for cell in nb.cells)
 
 
-def _execute(nb, path: Path, timeout: int) -> None:
+def execute_with_widgets(nb, path: Path, timeout: int) -> None:
     """Run the notebook in a fresh kernel, then store the figures' images."""
     import nbformat
     from nbclient import NotebookClient
@@ -319,13 +322,13 @@ def export_notebooks(
 
     exporter = _exporter()
     written = []
-    with _redis_for_kernels(execute):
+    with redis_for_kernels(execute):
         for path in paths:
             nb = nbformat.read(path, as_version=4)
             if execute:
                 log(f"running {path.name}")
                 try:
-                    _execute(nb, path, timeout)
+                    execute_with_widgets(nb, path, timeout)
                 except Exception as exc:  # a failing cell: say which notebook
                     raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
                                       f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
@@ -359,7 +362,7 @@ def _select(notebooks: Path, names: Iterable[str] | None) -> list[Path]:
     return paths
 
 
-class _redis_for_kernels:
+class redis_for_kernels:
     """While running notebooks: ``REDIS_URL`` as given, else one private
     embedded server shared by their kernels, stopped afterwards."""
 

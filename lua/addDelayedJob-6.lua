@@ -35,8 +35,7 @@ local delay = ARGV[7]
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
 --- @include "includes/checkDelay"
---- @include "includes/nextJobId"
---- @include "includes/storeJob"
+--- @include "includes/createJob"
 --- @include "includes/getDelayedScore"
 --- @include "includes/addDelayMarkerIfNeeded"
 --- @include "includes/emitEvent"
@@ -52,9 +51,8 @@ if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
 
-local jobId, jobKey, exists = nextJobId(idKey, eventsKey, prefix, customId)
-if not exists then
-  storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
+local jobId, jobKey, created = createJob(idKey, eventsKey, prefix, customId, name, data, timestamp, priority)
+if created then
   -- storeJob writes delay 0 and opts {priority}; a delayed job records its delay.
   rcall("HSET", jobKey, "delay", delay, "opts", cjson.encode({priority = priority, delay = tonumber(delay)}))
   local score, dueTime = getDelayedScore(delayedKey, timestamp, delay)

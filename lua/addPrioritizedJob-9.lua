@@ -31,8 +31,7 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
 --- @include "includes/checkPriorityCounter"
---- @include "includes/nextJobId"
---- @include "includes/storeJob"
+--- @include "includes/createJob"
 --- @include "includes/addJobWithPriority"
 --- @include "includes/emitEvent"
 
@@ -48,11 +47,10 @@ if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
 
-local jobId, jobKey, exists = nextJobId(idKey, eventsKey, prefix, customId)
-if exists then
+local jobId, _, created = createJob(idKey, eventsKey, prefix, customId, name, data, timestamp, priority)
+if not created then
   return jobId
 end
-storeJob(eventsKey, jobKey, jobId, name, data, timestamp, priority)
 addJobWithPriority(markerKey, metaKey, prioritizedKey, priorityCounterKey, priority, jobId)
 emitEvent(eventsKey, "waiting", jobId)
 return jobId

@@ -26,8 +26,7 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
---- @include "includes/nextJobId"
---- @include "includes/storeJob"
+--- @include "includes/createJob"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
 --- @include "includes/emitEvent"
@@ -39,11 +38,10 @@ if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
 
-local jobId, jobKey, exists = nextJobId(idKey, eventsKey, prefix, customId)
-if exists then
+local jobId, _, created = createJob(idKey, eventsKey, prefix, customId, name, data, timestamp, 0)
+if not created then
   return jobId
 end
-storeJob(eventsKey, jobKey, jobId, name, data, timestamp, 0)
 
 rcall("LPUSH", waitKey, jobId)
 addBaseMarkerIfNeeded(markerKey, isQueuePaused(metaKey))

@@ -320,3 +320,17 @@ def test_packing_view_caption_follows_the_sliders(r):
     view.sliders[2].value = 30  # a reader's drag
     assert caption_of(view).endswith("53 in all, within the 53 a double keeps exact.")
     assert view.status.text == "" and view.text().startswith("fits in 53 bits")
+
+
+def test_the_packing_sliders_never_ask_for_more_than_one_double():
+    from echomq_viz.designs import BUDGET_CEILING
+    from echomq_viz.live import Demo
+    from echomq_viz.widgets import PackingView
+
+    view = PackingView(Demo("viz-09-packing"))
+    for slider in view.sliders:  # each pushed to its end, as a hand dragging does
+        slider.value = slider.max
+        assert sum(view.widths) <= BUDGET_CEILING and view.status.text == "", view.status.text
+    assert [s.max for s in view.sliders] == [min(53, BUDGET_CEILING - (sum(view.widths) - s.value))
+                                             for s in view.sliders]
+    view.demo.reset()

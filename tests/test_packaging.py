@@ -27,6 +27,8 @@ from echomq_viz.server import RedisServer, free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+# what the wheel ships and the launcher copies: the notebooks and their README
+SHIPPED = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_file() and not p.name.startswith("."))
 TOKEN = "echomq-viz-packaging"
 
 IN_FRESH_VENV = textwrap.dedent(
@@ -148,7 +150,7 @@ def test_wheel_carries_the_lua_the_notebooks_and_the_licence(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "echomq_viz/lua/addPrioritizedJob-9.lua" in names
     assert "echomq_viz/lua/includes/getPriorityScore.lua" in names
-    assert sorted(n.split("/")[-1] for n in names if n.startswith("echomq_viz/notebooks/")) == NOTEBOOKS
+    assert sorted(n.split("/")[-1] for n in names if n.startswith("echomq_viz/notebooks/")) == SHIPPED
     assert any(re.search(r"\.dist-info/(licenses/)?LICENSE$", name) for name in names), names
 
 
@@ -247,7 +249,7 @@ def test_installed_commands_work_from_an_empty_folder_on_the_users_copy(installe
                               capture_output=True, text=True, timeout=600)
     assert exported.returncode == 0, exported.stdout[-2000:] + exported.stderr[-2000:]
     copy = empty / USER_FOLDER
-    assert f"notebooks in {copy} (your copy: edits stay yours; copied {len(NOTEBOOKS)}" in exported.stderr
+    assert f"notebooks in {copy} (your copy: edits stay yours; copied {len(SHIPPED)}" in exported.stderr
     assert sorted(p.name for p in copy.glob("*.ipynb")) == NOTEBOOKS
     page = (empty / "html" / f"{Path(first).stem}.html").read_text(encoding="utf-8")
     assert "application/vnd.jupyter.widget-state+json" in page

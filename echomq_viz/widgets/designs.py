@@ -16,8 +16,8 @@ import ipywidgets as w
 
 from .. import double_plots, plots
 from ..checks import check_str
-from ..designs import (EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome,
-                       PackOutcome, run_packing)
+from ..designs import (BUDGET_CEILING, EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget,
+                       DesignRunner, Outcome, PackOutcome, run_packing)
 from ..live import Demo
 from .canvas import figure
 from .lua_source import LuaCode
@@ -158,8 +158,16 @@ class PackingView(View):
                 slider.value = int(value)
         return self.check()
 
+    def _limit_sliders(self) -> None:
+        """Let no slider take the three past one double's 64 bits: each one's
+        maximum is what the other two leave, 53 at most."""
+        total = sum(self.widths)
+        for slider in self.sliders:
+            slider.max = min(EXACT_BITS, BUDGET_CEILING - (total - slider.value))
+
     def check(self) -> PackOutcome:
         """Run the sliders' budget through ``packThreeKeys.lua`` and show it."""
+        self._limit_sliders()
         double_plots.update_bit_budget(self.bar, self.widths)
         self._redraw_figure()
         self.outcome, self.verdict = None, ""

@@ -25,7 +25,7 @@ class LuaCode:
             from pygments.formatters import HtmlFormatter
             from pygments.lexers import LuaLexer
 
-            body = highlight(self.source, LuaLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+            body = highlight(self.source, LuaLexer(), HtmlFormatter(noclasses=True, nobackground=True, style="xcode"))
         except ImportError:
             body = f"<pre>{html.escape(self.source)}</pre>"
         return f"<details open><summary><code>{html.escape(self.title)}</code></summary>{body}</details>"
