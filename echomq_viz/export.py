@@ -112,7 +112,7 @@ body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-
   --jp-mirror-editor-atom-color: #4d4dcc; --jp-mirror-editor-quote-color: #007a00;
   --jp-mirror-editor-bracket-color: #6b6b45; --jp-mirror-editor-error-color: #c00000; }
 /* links in prose told apart by more than their colour */
-.jp-RenderedHTMLCommon a { text-decoration: underline; }
+.jp-RenderedHTMLCommon a, .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline !important; }
 .echomq-viz-snapshot { margin: 0 0 1em; padding: 0.5em 1em; border-left: 4px solid #1f5890;
   background: #eef3f8; color: #1a1a1a; font-family: var(--jp-ui-font-family); }
 .echomq-viz-snapshot code { color: inherit; }

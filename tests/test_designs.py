@@ -269,8 +269,8 @@ def test_the_packing_view_checks_each_budget_live(r):
     view = PackingView(Demo("viz-09-pack", client=r))
     assert view.outcome.order == view.outcome.right_order and view.text().startswith("fits in 53 bits")
     view.sliders[0].value = 10  # a reader's drag: tenant 1999 no longer fits
-    assert view.status.text == "error: ValueError: tenant (10 bits) must be in 0..1_023, got 1_999"
-    assert view.outcome is None
+    assert view.status.text == "" and view.outcome is None  # the reader's answer, not a fault
+    assert view.text().startswith("tenant 1,999 needs 11 bits, 10 hold 0..1,023")
     outcome = view.set(tenant_bits=11, priority_bits=11)
     assert outcome.rounded and view.text().startswith("54 bits: check_budget refuses it")
     assert view.bar.title.get_text() == "54 bits: 1 past the 53 a double keeps exact"
@@ -333,4 +333,17 @@ def test_the_packing_sliders_never_ask_for_more_than_one_double():
         assert sum(view.widths) <= BUDGET_CEILING and view.status.text == "", view.status.text
     assert [s.max for s in view.sliders] == [min(53, BUDGET_CEILING - (sum(view.widths) - s.value))
                                              for s in view.sliders]
+    view.demo.reset()
+
+
+def test_a_key_given_too_few_bits_is_the_readers_answer_not_an_error():
+    from echomq_viz.live import Demo
+    from echomq_viz.widgets import PackingView
+
+    view = PackingView(Demo("viz-09-narrow"))
+    view.sliders[0].value = 3  # the tenants go up to 1,999: 11 bits
+    assert view.status.text == "" and view.outcome is None
+    assert view.verdict.startswith("tenant 1,999 needs 11 bits, 3 hold 0..7")
+    view.sliders[0].value = 11
+    assert view.outcome is not None and view.outcome.order == view.outcome.right_order
     view.demo.reset()

@@ -165,14 +165,30 @@ class PackingView(View):
         for slider in self.sliders:
             slider.max = min(EXACT_BITS, BUDGET_CEILING - (total - slider.value))
 
-    def check(self) -> PackOutcome:
-        """Run the sliders' budget through ``packThreeKeys.lua`` and show it."""
+    def _too_narrow(self) -> list[str]:
+        """Each key whose largest value among the jobs needs more bits than its slider gives."""
+        found = []
+        for index, (name, width) in enumerate(zip(_FIELDS, self.widths), start=1):
+            largest = max(job[index] for job in self.jobs)
+            if largest.bit_length() > width:
+                found.append(f"{name} {largest:,} needs {largest.bit_length()} bits, "
+                             f"{width} hold 0..{2**width - 1:,}")
+        return found
+
+    def check(self) -> PackOutcome | None:
+        """Run the sliders' budget through ``packThreeKeys.lua`` and show it;
+        None, with the reason shown, when a key's values do not fit its bits."""
         self._limit_sliders()
         double_plots.update_bit_budget(self.bar, self.widths)
         self._redraw_figure()
         self.outcome, self.verdict = None, ""
         self.result.value = ""
         budget = Budget(*self.widths)
+        too_narrow = self._too_narrow()
+        if too_narrow:  # the reader's answer, not a fault: say why nothing runs
+            self.verdict = "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits"
+            self.result.value = f"<div style='color:#b00020'><b>{html.escape(self.verdict)}</b></div>"
+            return None
         outcome = run_packing(self.demo, budget, self.jobs, past_53_for_teaching=not budget.exact)
         self.outcome = outcome
         self.verdict = ("fits in 53 bits: check_budget accepts it" if budget.exact else
@@ -184,7 +200,7 @@ class PackingView(View):
         return outcome
 
     def text(self) -> str:
-        return "" if self.outcome is None else f"{self.verdict}\n{self.outcome.text()}"
+        return self.verdict if self.outcome is None else f"{self.verdict}\n{self.outcome.text()}"
 
     def describe(self) -> str:
         widths, total = self.widths, sum(self.widths)
