@@ -52,6 +52,8 @@ import psutil
 from tornado.httpclient import AsyncHTTPClient
 from tornado.websocket import websocket_connect
 
+from echomq_viz.server import free_tcp_port
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01-one-score-two-keys.ipynb"
 COUNTER_MAX = 2**32 - 1
@@ -412,18 +414,12 @@ def _resolve(future: asyncio.Future | None, value) -> None:
 # -- the app: started, watched, always stopped ---------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class App:
     """``echomq-viz app`` on a free loopback port, stopped (SIGTERM: kernels,
     then Redis) when the block ends, whatever happened inside."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = free_tcp_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         self.leftovers: list[int] = []

@@ -32,7 +32,7 @@ from echomq_viz.keys import Keys, QueueContext  # noqa: E402
 from echomq_viz.live import Demo  # noqa: E402
 from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
 from echomq_viz.scripts import Scripts  # noqa: E402
-from echomq_viz.server import RedisServer  # noqa: E402
+from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 
@@ -288,15 +288,16 @@ def bench_browser(rounds: int) -> dict:
     if sync_playwright is None or not os.path.exists(chromium):
         return {"browser_readout_p50_ms": None, "browser_figure_p50_ms": None,
                 "browser_note": "needs playwright and Debian's chromium"}
-    import socket
+    import tempfile
     import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_tcp_port()
     token = "bench"
+    # A copy of the notebooks: JupyterLab writes checkpoints beside what it opens.
+    scratch = tempfile.TemporaryDirectory(prefix="echomq-viz-bench-")
+    served = shutil.copytree(ROOT / "notebooks", Path(scratch.name) / "notebooks")
     lab = subprocess.Popen(
-        [sys.executable, "-m", "echomq_viz", "lab", "--no-browser", "--port", str(port),
+        [sys.executable, "-m", "echomq_viz", "lab", "--no-browser", "--port", str(port), "--notebooks", str(served),
          f"--ServerApp.token={token}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -332,6 +333,7 @@ def bench_browser(rounds: int) -> dict:
     finally:
         lab.terminate()
         lab.wait(30)
+        scratch.cleanup()
     readout = [r for r, _ in samples if r is not None]
     figure = [f for _, f in samples if f is not None]
     return {

@@ -289,7 +289,7 @@ def test_real_scripts_and_key_counts(real_scripts):
         assert script.file_name == f"{name}-{EXPECTED_SCRIPTS[name]}.lua"
 
 
-# KEYS orders from PROTOCOL.md (addStandardJob follows BullMQ's addStandardJob-9).
+# KEYS orders of the BullMQ protocol (addStandardJob follows BullMQ's addStandardJob-9).
 PROTOCOL_KEY_ORDER = {
     "addPrioritizedJob": ("marker", "meta", "id", "prioritized", "delayed", "completed",
                           "active", "events", "pc"),

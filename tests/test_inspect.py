@@ -5,7 +5,7 @@ writing the keys directly (the test writes, never the inspector). Expected
 tiers, counters and orders are derived from the inputs here, with plain
 Python ints, not from :mod:`echomq_viz.score` (whose ``stored_score`` is only
 used to write the doubles Lua would, and is itself checked against the rule
-from PROTOCOL.md). The 100,000-job test runs as an ACL user limited to read
+of the Lua's double arithmetic). The 100,000-job test runs as an ACL user limited to read
 commands and proves the server saw no write at all. The last tests cover the
 inspector's view: where an app visitor may point it, and what its errors show.
 """
@@ -35,6 +35,7 @@ import echomq_viz
 from echomq_viz.inspection import CHUNK_SIZE, Finding, QueueReport, decode_scores, inspect_queue
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.score import PRIORITY_LIMIT, equal_score_groups, priority_scores_array, stored_score
+from echomq_viz.server import free_tcp_port
 
 from conftest import bullmq, require_bullmq
 
@@ -596,12 +597,6 @@ def accepted(sock: socket.socket) -> bool:
     return bool(ready)
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def own_mode(monkeypatch, redis_server):
     """The view as `echomq-viz app` runs it: visitors, and only the app's Redis."""
@@ -621,7 +616,7 @@ def test_app_mode_inspects_only_its_own_redis_and_never_connects_elsewhere(
 
     other = tmp_path / "other.sock"
     texts = []
-    for url in (f"redis://127.0.0.1:{listener.getsockname()[1]}/0", f"redis://127.0.0.1:{closed_port()}/0",
+    for url in (f"redis://127.0.0.1:{listener.getsockname()[1]}/0", f"redis://127.0.0.1:{free_tcp_port()}/0",
                 f"unix://{other}", own_mode + "&x=1", "redis://user:pw@example.invalid:6379/0"):
         view.url.value = url  # a visitor's browser can still send a value to a disabled box
         view.report = None
@@ -659,7 +654,7 @@ def test_view_errors_never_show_a_password(monkeypatch, url):
     from echomq_viz.widgets import InspectorView
 
     monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
-    view = InspectorView(url.format(port=closed_port()), queue="{q}")
+    view = InspectorView(url.format(port=free_tcp_port()), queue="{q}")
     view._on_run()
     assert view.status.text.startswith("error: ") and "s3cr3t" not in view.status.text
     assert "s3cr3t" not in view.status.widget.value
@@ -670,13 +665,13 @@ def test_app_mode_shows_neither_the_apps_url_nor_its_password(monkeypatch, mode)
     from echomq_viz.widgets import InspectorView
 
     monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
-    monkeypatch.setenv("REDIS_URL", f"redis://app:s3cr3t-pw@127.0.0.1:{closed_port()}/0")
+    monkeypatch.setenv("REDIS_URL", f"redis://app:s3cr3t-pw@127.0.0.1:{free_tcp_port()}/0")
     view = InspectorView(queue="{q}")
     assert view.url.disabled and view.url.value == ""
     view._on_run()  # the app's own Redis is down
     assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis")
     assert "s3cr3t" not in view.status.text + view.status.widget.value
-    mine = InspectorView(f"redis://me:my-s3cr3t@127.0.0.1:{closed_port()}/0", queue="{q}")
+    mine = InspectorView(f"redis://me:my-s3cr3t@127.0.0.1:{free_tcp_port()}/0", queue="{q}")
     assert mine.url.disabled and "s3cr3t" not in mine.url.value  # a notebook's URL, masked
 
 

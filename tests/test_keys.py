@@ -23,7 +23,7 @@ from echomq_viz.keys import (
 
 FAST = settings(max_examples=400, deadline=None)
 
-# Every key type PROTOCOL.md lists, written out here so a missing one shows.
+# Every key type of the BullMQ protocol, written out here so a missing one shows.
 PROTOCOL_TYPES = {
     "prioritized", "pc", "id", "marker", "meta", "events", "wait", "active",
     "delayed", "completed", "stalled", "limiter", "paused",

@@ -62,7 +62,7 @@ def nearest_double(n: int) -> int:
 
 
 def test_nearest_double_helper_matches_protocol_examples():
-    # The helper must reproduce PROTOCOL.md's half-to-even examples before we trust it.
+    # The helper must reproduce the protocol's half-to-even examples before we trust it.
     base = 2**53
     assert [nearest_double(base + c) - base for c in (0, 1, 2, 3, 5, 7)] == [0, 0, 2, 4, 4, 8]
     # And agree with an exact rational check: the result is a double and the nearest one.
@@ -196,7 +196,7 @@ def test_priority_two_pow_21_rounds_half_to_even(c):
 
 @pytest.mark.parametrize("c, offset", [(1, 0), (3, 4), (5, 4), (7, 8)])
 def test_protocol_rounding_examples(c, offset):
-    # The exact examples written in PROTOCOL.md.
+    # The exact examples of the protocol's rounding rule.
     assert stored_score(2**21, c) == 2**53 + offset
 
 
