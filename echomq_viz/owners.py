@@ -31,6 +31,7 @@ LEASE_SECONDS = 30.0  # an owner's keys turn orphan this long after its last ren
 _TOKEN = re.compile(r"[0-9a-f]{8}")
 # A demo key: emq:{viz-<base>@<token>}:..., the base as QueueContext allows it, without '@'.
 _DEMO_KEY = re.compile(r"emq:\{(viz-[^{}:@\s\x00-\x1f\x7f]+@([0-9a-f]{8}))\}:")
+# Any text naming an owner's queue or lease (an empty base too: the lease), for other_owners_in.
 _DEMO_NAME = re.compile(r"(viz-[^{}:@\s\x00-\x1f\x7f]*@([0-9a-f]{8}))")
 _SCAN_BATCH = 1000
 
