@@ -19,8 +19,7 @@ from redis.exceptions import ResponseError
 
 from .checks import check_bool, check_int, check_text, describe
 from .keys import Keys, QueueContext, validate_job_id
-# LUA_DIR and resolve_includes are lua_loader's; still importable from here for older callers.
-from .lua_loader import LUA_DIR, LuaScript, load_scripts, resolve_includes  # noqa: F401
+from .lua_loader import LuaScript, load_scripts
 from .score import MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, split_score
 from .script_stream import ScriptStream
 

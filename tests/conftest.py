@@ -15,8 +15,8 @@ These are throwaway servers, so tests may FLUSHALL them.
 
 It also holds the helpers several test files share (``assert_refused``,
 ``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
-marks: notebooks under nbval, the long runs listed in ``SLOW_TESTS`` and the
-tests on a formed Redis Cluster (``SLOW_FIXTURES``).
+marks: notebooks under nbval and the tests on a formed Redis Cluster
+(``SLOW_FIXTURES``); other long runs carry ``@pytest.mark.slow`` in their files.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import shutil
 import socketserver
 import threading
 import time
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -203,58 +202,14 @@ def not_redis_server() -> Iterator[int]:
 
 # -- the slow marks -----------------------------------------------------------------------------
 
-# Long runs by nature in test files marked here rather than by a decorator
-# (file name, test function name); a decorator in the file is the better home.
-SLOW_TESTS = {
-    # a real JupyterLab or Voila, started and stopped (several seconds each)
-    ("test_cli.py", "test_lab_stops_everything_it_started"),
-    ("test_cli.py", "test_app_stops_everything_it_started"),
-    ("test_cli.py", "test_a_killed_server_still_leaves_nothing"),
-    ("test_cli.py", "test_app_visitors_see_no_traceback_and_no_secret"),
-    ("test_cli.py", "test_your_redis_is_named_without_its_password"),
-    ("test_cli.py", "test_lab_restarts_a_killed_redis_server_at_the_same_address"),
-    ("test_cli.py", "test_a_killed_launcher_leaves_a_folder_the_next_run_deletes"),
-    # kill -9, then waiting for what follows (five restarts; a lease running out)
-    ("test_cli.py", "test_redis_says_in_one_line_when_its_server_stays_dead"),
-    ("test_live.py", "test_clean_orphans_removes_a_killed_process_keys_and_nothing_else"),
-    ("test_cli.py", "test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else"),
-    # kernels executing notebooks
-    ("test_notebooks_shared.py", "test_two_kernels_running_one_notebook_at_once_print_the_stored_outputs"),
-    # thousands of jobs: 100,000 inspected, 3,000 added and drained at once
-    ("test_inspect.py", "test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing"),
-    ("test_scripts_live.py", "test_drain_returns_every_job_it_takes_while_others_add_and_consume"),
-    # a Redis Cluster formed for one test
-    ("test_live.py", "test_demo_and_clean_orphans_on_a_cluster"),
-    ("test_cluster.py", "test_local_cluster_as_context_manager_stops_everything"),
-    # ~3.5 s each only through redis-py 8's default retry (10 tries, backoff up
-    # to 0.5 s) of a refused connection; fast once the test's client (or the
-    # package's, for the dead Demo) is made with retry=Retry(NoBackoff(), 0)
-    ("test_server.py", "test_tcp_password_is_fresh_in_the_url_and_on_no_command_line"),
-    ("test_cluster.py", "test_every_node_wants_the_cluster_password"),
-    ("test_widgets.py", "test_unreachable_redis_is_one_line_in_the_view"),
-    # pip building a wheel and installing it into a fresh venv
-    ("test_packaging.py", "test_wheel_carries_the_lua_and_runs_it"),
-}
-
 # Fixtures that make every test using them slow: test_cluster.py's ``cluster``
 # forms a real 3-master Redis Cluster per server kind (seconds of gossip).
 SLOW_FIXTURES = {"cluster"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks slow: nbval's notebook cells, ``SLOW_TESTS`` and the users of
-    ``SLOW_FIXTURES``; warns about an entry of ``SLOW_TESTS`` whose file was
-    collected without that test."""
-    found: set[tuple[str, str]] = set()
-    files: set[str] = set()
+    """Marks slow what no decorator can: nbval's notebook cells and the users
+    of ``SLOW_FIXTURES`` (other long runs carry ``@pytest.mark.slow``)."""
     for item in items:
-        path = Path(str(item.path))
-        files.add(path.name)
-        name = getattr(item, "originalname", None) or item.name
-        if (path.suffix == ".ipynb" or (path.name, name) in SLOW_TESTS
-                or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))):
+        if Path(str(item.path)).suffix == ".ipynb" or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-            found.add((path.name, name))
-    for file, name in sorted(SLOW_TESTS - found):
-        if file in files:
-            warnings.warn(pytest.PytestWarning(f"conftest SLOW_TESTS names {file}::{name}, which is gone"))

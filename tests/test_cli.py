@@ -228,6 +228,7 @@ def _redis_servers(family: dict[int, tuple[float, str]]) -> list[int]:
     return [pid for pid, (_, cmdline) in family.items() if "redis-server" in cmdline.split(" ", 1)[0]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
     lab = Launched("lab", tiny_notebooks, log=tmp_path / "lab.log")
@@ -251,6 +252,7 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
     (signal.SIGTERM, (), "own"),
     (signal.SIGINT, ("--inspect-any",), "any"),
 ], ids=["SIGTERM", "SIGINT-inspect-any"])
+@pytest.mark.slow
 def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra, inspect):
     app = Launched("app", tiny_notebooks, log=tmp_path / "app.log", extra=extra)
     try:
@@ -266,6 +268,7 @@ def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra
         app.stop_and_check(signum)
 
 
+@pytest.mark.slow
 def test_a_killed_server_still_leaves_nothing(tiny_notebooks, tmp_path):
     """JupyterLab dying hard (SIGKILL) orphans its kernels: the launcher ends them."""
     lab = Launched("lab", tiny_notebooks, log=tmp_path / "lab.log")
@@ -369,6 +372,7 @@ def test_help_lists_every_command():
 # -- secrets and tracebacks -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_app_visitors_see_no_traceback_and_no_secret(tiny_notebooks, tmp_path):
     app = Launched("app", tiny_notebooks, log=tmp_path / "app.log")
     try:
@@ -380,6 +384,7 @@ def test_app_visitors_see_no_traceback_and_no_secret(tiny_notebooks, tmp_path):
         app.stop_and_check()
 
 
+@pytest.mark.slow
 def test_your_redis_is_named_without_its_password(tmp_path):
     # lab with REDIS_URL on a password-protected server; JupyterLab only
     # prints its version, so the run is short. Cleaning orphans at the start
@@ -407,6 +412,7 @@ def _wait_for_text(path_or_stream, needle: str, timeout: float = 20) -> str:
     raise AssertionError(f"no {needle!r} within {timeout}s in:\n{Path(path_or_stream).read_text()[-2000:]}")
 
 
+@pytest.mark.slow
 def test_lab_restarts_a_killed_redis_server_at_the_same_address(tiny_notebooks, tmp_path):
     import redis
 
@@ -443,6 +449,7 @@ def test_supervise_stops_the_server_when_watch_says_so():
     assert "stopping the server and its kernels" in done.stderr
 
 
+@pytest.mark.slow
 def test_redis_says_in_one_line_when_its_server_stays_dead(tmp_path):
     import redis
 
@@ -472,6 +479,7 @@ def _dead_process_claim(directory: Path) -> None:
     child.communicate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["lab", "app"])
 def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, tmp_path, mode):
     # A TMPDIR of its own (short: a unix socket path must stay under 108 bytes).
@@ -517,6 +525,7 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
 # test runs the real clean_orphans on a killed kernel's keys.
 
 
+@pytest.mark.slow
 def test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else(redis_server, r, capsys, monkeypatch):
     from test_live import DemoProcess
     from echomq_viz.owners import lease_key

@@ -117,6 +117,7 @@ def test_cluster_port_leaves_room_for_the_bus():
             bus.bind(("127.0.0.1", port + BUS_OFFSET))
 
 
+@pytest.mark.slow
 def test_every_node_wants_the_cluster_password(cluster: Cluster, tmp_path):
     # Another local user on a node's port: NOAUTH for everything, no file written.
     drop = tmp_path / "drop"
@@ -162,6 +163,7 @@ def test_a_cluster_that_does_not_form_in_time_stops_its_nodes():
     local.stop()  # safe twice
 
 
+@pytest.mark.slow
 def test_local_cluster_as_context_manager_stops_everything():
     with LocalCluster(1, server_binary("bundled")) as local:
         servers = list(local.nodes)

@@ -388,6 +388,7 @@ def command_calls(r) -> dict[str, tuple[int, int]]:
     }
 
 
+@pytest.mark.slow
 def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_server, ctx):
     base = Keys.base(ctx)
     priorities, counters = build_big_queue(r, base, np.random.default_rng(2597))

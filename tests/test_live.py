@@ -192,6 +192,7 @@ NEAR_MISSES = [
 ]
 
 
+@pytest.mark.slow
 def test_clean_orphans_removes_a_killed_process_keys_and_nothing_else(r, redis_server, keyspace):
     binary = redis_server.client(decode_responses=False)
     for key in NEAR_MISSES:
@@ -367,6 +368,7 @@ def test_seeded_priorities_refuses_bad_arguments(seed, count, tiers, error, mess
     assert str(info.value) == message
 
 
+@pytest.mark.slow
 def test_demo_and_clean_orphans_on_a_cluster():
     from conftest import server_binary
     from echomq_viz.cluster import LocalCluster

@@ -72,6 +72,7 @@ async def _run_at_once(path: Path, workdir: Path, copies: int) -> list:
     return notebooks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHARED)
 def test_two_kernels_running_one_notebook_at_once_print_the_stored_outputs(name, shared_redis, tmp_path):
     path = ROOT / "notebooks" / f"{name}.ipynb"

@@ -297,6 +297,7 @@ def test_pipelined_drain_matches_one_by_one(scripts, ctx, r):
     assert scripts.drain(ctx, "t") == []
 
 
+@pytest.mark.slow
 def test_drain_returns_every_job_it_takes_while_others_add_and_consume(redis_server, r, ctx):
     # A producer adds 3,000 jobs one by one while two consumers drain in
     # small batches: a job added between two calls of one pipelined batch is

@@ -268,6 +268,7 @@ def test_another_local_user_cannot_open_our_unix_socket(binary, open_to_nobody):
         assert stat.S_IMODE(os.stat(srv.dir).st_mode) == 0o700
 
 
+@pytest.mark.slow
 def test_tcp_password_is_fresh_in_the_url_and_on_no_command_line(binary):
     import redis
 

@@ -151,6 +151,7 @@ def test_hero_without_demo_has_no_live_switch():
     assert HeroView(None).live.disabled
 
 
+@pytest.mark.slow
 def test_unreachable_redis_is_one_line_in_the_view(dead_demo):
     hero = HeroView(dead_demo)
     hero.live.value = True  # must not raise out of the callback
