@@ -22,7 +22,7 @@ from .checks import check_str
 from .keys import MAX_NAME_LENGTH
 
 __all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "lease_key", "claim", "clean_orphans", "check_client",
-           "other_owners_in"]
+           "other_owners_in", "this_owner"]
 
 DEMO_PREFIX = "viz-"
 OWNER_MARK = "@"  # between a demo queue's base name and its owner's token
@@ -110,7 +110,12 @@ def other_owners_in(text: str) -> set[str]:
     """The owner tokens of other processes' demo queues that ``text`` (a
     key or key base) names: what a shared app must not let a visitor read."""
     named = {match.group(2) for match in _DEMO_NAME.finditer(check_str("text", text, empty=True))}
-    return named - {_OWNER.token}
+    return named - {this_owner()}
+
+
+def this_owner() -> str:
+    """This process's owner token (its demo queues end in ``@<token>``)."""
+    return _OWNER.token
 
 
 def _unlink_demo_keys(server: _Server, token_glob: str, doomed: Callable[[str], bool]) -> int:
