@@ -32,6 +32,8 @@ Output layout::
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import fnmatch
 import json
 import os
@@ -41,7 +43,7 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
@@ -161,24 +163,37 @@ def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None]
     found: dict[str, Path] = {}
     for asset in assets:
         folder = root / _slug(asset.spec)
-        listing = folder / "files.json"
-        wanted = [list(pair) for pair in asset.files]
-        try:
-            recorded = json.loads(listing.read_text())
-            targets = {name: folder / "files" / name for name in recorded["files"]}
-            complete = recorded["patterns"] == wanted and bool(targets) and all(
-                target.is_file() for target in targets.values())
-        except (OSError, ValueError, KeyError, TypeError):
-            complete = False
-        if not complete:
-            folder.mkdir(parents=True, exist_ok=True)
-            tarballs = sorted(folder.glob("*.tgz"))  # packed before: no network needed
-            tarball = tarballs[-1] if tarballs else _npm_pack(asset.spec, folder, log)
-            shutil.rmtree(folder / "files", ignore_errors=True)
-            targets = _extract(tarball, asset.files, folder / "files")
-            listing.write_text(json.dumps({"patterns": wanted, "files": sorted(targets)}))
-        found.update(targets)
+        with _one_process_at_a_time(folder):
+            found.update(_cached_or_fetched(asset, folder, log))
     return found
+
+
+@contextlib.contextmanager
+def _one_process_at_a_time(folder: Path) -> Iterator[None]:
+    """Two exports at once (two terminals, test workers) share the cache: the
+    second waits for the first, then finds the files there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
+def _cached_or_fetched(asset: JsAsset, folder: Path, log: Callable[[str], None]) -> dict[str, Path]:
+    listing = folder / "files.json"
+    wanted = [list(pair) for pair in asset.files]
+    try:
+        recorded = json.loads(listing.read_text())
+        targets = {name: folder / "files" / name for name in recorded["files"]}
+        if recorded["patterns"] == wanted and targets and all(target.is_file() for target in targets.values()):
+            return targets
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    tarballs = sorted(folder.glob("*.tgz"))  # packed before: no network needed
+    tarball = tarballs[-1] if tarballs else _npm_pack(asset.spec, folder, log)
+    shutil.rmtree(folder / "files", ignore_errors=True)
+    targets = _extract(tarball, asset.files, folder / "files")
+    listing.write_text(json.dumps({"patterns": wanted, "files": sorted(targets)}))
+    return targets
 
 
 def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:

@@ -1,0 +1,59 @@
+"""The export's JavaScript cache: packed once, then unpacked from disk.
+
+The offline pages themselves are opened in a real browser in
+``test_browser.py`` (``TestOfflinePages``); here a local tarball stands in for
+``npm pack``, so nothing needs the network.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import tarfile
+import threading
+from pathlib import Path
+
+from echomq_viz.export import JsAsset, fetch_js_assets
+
+ASSET = JsAsset("demo-widgets-1.0.0", (("package/dist/*.js", "demo"),))
+FILES = {"package/dist/a.js": b"var a = 1;\n", "package/dist/b.js": b"var b = 2;\n", "package/README.md": b"no"}
+
+
+def packed(cache: Path) -> Path:
+    """The asset's folder in ``cache`` holding a tarball, as ``npm pack`` leaves it."""
+    folder = cache / "js" / ASSET.spec
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / f"{ASSET.spec}.tgz", "w:gz") as archive:
+        for name, data in FILES.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return folder
+
+
+def test_a_packed_tarball_is_unpacked_once_and_read_from_the_cache(tmp_path):
+    folder = packed(tmp_path)
+    found = fetch_js_assets(tmp_path, assets=(ASSET,))
+    assert {name: path.read_bytes() for name, path in found.items()} == {
+        "demo/a.js": b"var a = 1;\n", "demo/b.js": b"var b = 2;\n"}
+    assert all(path.is_relative_to(folder / "files") for path in found.values())
+
+    (folder / f"{ASSET.spec}.tgz").unlink()  # no tarball, no npm: the unpacked files serve
+    assert fetch_js_assets(tmp_path, assets=(ASSET,)) == found
+
+
+def test_a_second_fetch_waits_for_the_one_in_progress(tmp_path):
+    """Two exports at once share the cache: while one holds the asset's
+    folder, the other neither reads half-unpacked files nor unpacks over them."""
+    folder = packed(tmp_path)
+    results: list[dict[str, Path]] = []
+    with open(folder / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a first fetch holds it
+        second = threading.Thread(target=lambda: results.append(fetch_js_assets(tmp_path, assets=(ASSET,))))
+        second.start()
+        second.join(0.5)
+        assert second.is_alive() and not results, "the second fetch did not wait"
+        assert not (folder / "files").exists(), "the second fetch unpacked while the first held the folder"
+    second.join(10)
+    assert not second.is_alive()
+    assert sorted(results[0]) == ["demo/a.js", "demo/b.js"]
