@@ -208,16 +208,35 @@ def tiny_notebooks(tmp_path: Path) -> Path:
 def running_redis(*args: str, env: dict[str, str] | None = None, stderr=subprocess.PIPE):
     """``echomq-viz redis ARGS`` on its own embedded server; killed at the end if still running."""
     env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, **(env or {})}
-    proc = subprocess.Popen([*LAUNCHER, "redis", *args], stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+    with own_tmpdir(env):
+        proc = subprocess.Popen([*LAUNCHER, "redis", *args], stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                env=env)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+
+@contextlib.contextmanager
+def own_tmpdir(env: dict[str, str]):
+    """A fresh TMPDIR in ``env`` unless it names one: the launcher deletes the
+    leftovers of dead runs it finds there at start, and a test in another
+    worker may just have killed one. Short, as a unix socket path must stay
+    under 108 bytes."""
+    if "TMPDIR" in env:
+        yield
+        return
+    tmp = tempfile.mkdtemp(prefix="emq-t-")
+    env["TMPDIR"] = tmp
     try:
-        yield proc
+        yield
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _kernels(family: dict[int, tuple[float, str]]) -> list[int]:
@@ -634,15 +653,16 @@ def run_cli(args: list[str], env_changes: dict[str, str | None], timeout: float 
             env.pop(key, None)
         else:
             env[key] = value
-    proc = subprocess.Popen([*LAUNCHER, *args], cwd=ROOT, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise AssertionError(f"echomq-viz {' '.join(args)} did not exit within {timeout} s")
+    with own_tmpdir(env):
+        proc = subprocess.Popen([*LAUNCHER, *args], cwd=ROOT, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise AssertionError(f"echomq-viz {' '.join(args)} did not exit within {timeout} s") from None
     return proc.returncode, err
 
 
