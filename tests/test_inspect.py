@@ -21,7 +21,6 @@ import select
 import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -407,9 +406,7 @@ def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_serve
         before = (server_state(r), dumps(raw, sample), command_calls(r))
 
         calls: list[tuple[int, int]] = []
-        started = time.perf_counter()
         report = inspect_queue(reader, tagged(ctx), progress=lambda d, t: calls.append((d, t)))
-        elapsed = time.perf_counter() - started
 
         after_stats = command_calls(r)
         assert (server_state(r), dumps(raw, sample)) == before[:2]
@@ -432,7 +429,6 @@ def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_serve
         assert report.findings == ()
         assert [d for d, _ in calls] == list(range(CHUNK_SIZE, BIG + 1, CHUNK_SIZE))
         assert all(t == BIG for _, t in calls)
-        assert elapsed < 10, f"inspecting {BIG:,} jobs took {elapsed:.1f} s"
 
         # The user really is read-only: writes and scripts are refused.
         with pytest.raises(redis.exceptions.NoPermissionError):
