@@ -24,6 +24,10 @@ axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
 checks every app page and every offline page: no critical and no serious
 accessibility violation.
 
+One class per front end (``TestJupyterLab``, ``TestVoila``, ``TestNotebook7``,
+``TestOfflinePages``): pytest-xdist hands a whole class to one worker, which
+starts that front end's server once.
+
 Chromium is ``/usr/bin/chromium`` (``apt-get install chromium``; never a
 downloaded browser). Without it these tests skip, saying why, unless
 ``ECHOMQ_VIZ_REQUIRE_BROWSER=1`` (CI), where they fail.
@@ -117,8 +121,6 @@ def browser():
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
-    for stale in SCREENSHOTS.glob("FAILED-*.png"):
-        stale.unlink()
     playwright = sync_playwright().start()
     try:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -224,13 +226,16 @@ def page(browser):
 
 @contextlib.contextmanager
 def shot_on_failure(tab, label: str):
-    """On a failure, keep what the browser showed: ``FAILED-<label>.png``."""
+    """On a failure, keep what the browser showed: ``FAILED-<label>.png``
+    (a passing run removes the one an earlier run left)."""
+    shot = SCREENSHOTS / f"FAILED-{re.sub(r'[^A-Za-z0-9.-]+', '_', label)}.png"
+    shot.unlink(missing_ok=True)
     try:
         yield
     except BaseException:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(Exception):
-            tab.screenshot(path=str(SCREENSHOTS / f"FAILED-{re.sub(r'[^A-Za-z0-9.-]+', '_', label)}.png"))
+            tab.screenshot(path=str(shot))
         raise
 
 
@@ -329,12 +334,14 @@ def _wait_readout(slider, before: str, how: str) -> str:
 
 
 def _expect_new_figure(view, slider, before: list[str], how: str, strict: bool) -> bool:
-    """Whether the figure changed; if ``strict``, it must have."""
+    """Whether the figure changed; if ``strict``, it must have. A strict
+    check waits for the change itself: on a loaded machine the kernel may
+    answer after any fixed quiet time."""
+    if strict and before:
+        wait_until(lambda: _figures(view) != before, 30,
+                   lambda: f"{how} on '{_slider_label(slider)}' changed the readout but not the figure")
     settle(view)
-    changed = not before or _figures(view) != before
-    assert changed or not strict, (
-        f"{how} on '{_slider_label(slider)}' changed the readout but not the figure")
-    return changed
+    return not before or _figures(view) != before
 
 
 def move_by_keyboard(page, view, slider, strict: bool = True) -> bool:
@@ -388,10 +395,11 @@ def press_controls(page, view, strict: bool = True) -> dict[str, bool]:
         before = view.inner_text()
         control.scroll_into_view_if_needed()
         (control.locator(inner) if inner else control).click()
+        if strict:
+            wait_until(lambda: view.inner_text() != before, 30,
+                       lambda: f"pressing '{label}' changed nothing shown:\n{before[-600:]}")
         settle(view)
-        changed = view.inner_text() != before
-        assert changed or not strict, f"pressing '{label}' changed nothing shown:\n{before[-600:]}"
-        pressed[label] = changed
+        pressed[label] = view.inner_text() != before
     return pressed
 
 
@@ -484,57 +492,66 @@ def _run_all_in_lab(page, name: str, idle: Callable[[object], bool] = _lab_idle)
     wait_until(finished, 180, lambda: f"{name}: Run All did not finish: {texts()}")
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_jupyterlab(lab, page, name):
-    try:
-        with shot_on_failure(page, f"lab-{name}"):
-            page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
-            _run_all_in_lab(page, name)
-            _wait_views_rendered(page, f"JupyterLab {name}")
-            _error_free(page, f"JupyterLab {name}")
-            panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-            _wait_painted(panel, f"JupyterLab {name}")
-            screenshot(page, "lab", name)
-            exercise(page, name, "JupyterLab")
-            assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
-    finally:
-        lab.delete_sessions()  # the next notebook gets a fresh kernel
-    assert lab.sessions() == []
+class TestJupyterLab:
+    """Every notebook run in JupyterLab (``echomq-viz lab``), its views used."""
+
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_notebook(self, lab, page, name):
+        try:
+            with shot_on_failure(page, f"lab-{name}"):
+                page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
+                _run_all_in_lab(page, name)
+                _wait_views_rendered(page, f"JupyterLab {name}")
+                _error_free(page, f"JupyterLab {name}")
+                panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+                _wait_painted(panel, f"JupyterLab {name}")
+                screenshot(page, "lab", name)
+                exercise(page, name, "JupyterLab")
+                assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
+        finally:
+            lab.delete_sessions()  # the next notebook gets a fresh kernel
+        assert lab.sessions() == []
 
 
 # -- Voila ----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_voila(app, page, axe_script, name):
-    with shot_on_failure(page, f"voila-{name}"):
-        response = page.goto(f"{app.base}/voila/render/{name}", timeout=180_000)
-        views = response.text().count('"application/vnd.jupyter.widget-view+json"')
-        wait_until(lambda: page.evaluate(
-            """() => !document.getElementById('loading')
-                 && !document.querySelector('script[type="application/vnd.voila.cell-output+json"]')"""),
-            120, f"Voila {name}: the page did not finish rendering")
-        _wait_views_rendered(page, f"Voila {name}", views)
-        _error_free(page, f"Voila {name}")
-        _wait_painted(page.locator("body"), f"Voila {name}")
-        screenshot(page, "voila", name)
-        exercise(page, name, "Voila")
-        assert_accessible(page, axe_script, f"Voila {name}")
+class TestVoila:
+    """Every notebook as a page of the app (``echomq-viz app``), its views used, axe-core on it."""
+
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_notebook(self, app, page, axe_script, name):
+        with shot_on_failure(page, f"voila-{name}"):
+            response = page.goto(f"{app.base}/voila/render/{name}", timeout=180_000)
+            views = response.text().count('"application/vnd.jupyter.widget-view+json"')
+            wait_until(lambda: page.evaluate(
+                """() => !document.getElementById('loading')
+                     && !document.querySelector('script[type="application/vnd.voila.cell-output+json"]')"""),
+                120, f"Voila {name}: the page did not finish rendering")
+            _wait_views_rendered(page, f"Voila {name}", views)
+            _error_free(page, f"Voila {name}")
+            _wait_painted(page.locator("body"), f"Voila {name}")
+            screenshot(page, "voila", name)
+            exercise(page, name, "Voila")
+            assert_accessible(page, axe_script, f"Voila {name}")
 
 
 # -- Jupyter Notebook 7 ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_notebook7(notebook7, page, name):
-    with shot_on_failure(page, f"notebook7-{name}"):
-        page.goto(f"{notebook7}/notebooks/{name}?token={TOKEN}")
-        _run_all_in_lab(page, name, idle=_notebook7_idle)
-        _wait_views_rendered(page, f"Notebook 7 {name}")
-        _error_free(page, f"Notebook 7 {name}")
-        _wait_painted(page.locator(".jp-NotebookPanel"), f"Notebook 7 {name}")
-        screenshot(page, "notebook7", name)
-        exercise(page, name, "Notebook 7", keyboard=False)  # its handles take no arrow keys (upstream)
+class TestNotebook7:
+    """Every notebook run in Jupyter Notebook 7, its views used."""
+
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_notebook(self, notebook7, page, name):
+        with shot_on_failure(page, f"notebook7-{name}"):
+            page.goto(f"{notebook7}/notebooks/{name}?token={TOKEN}")
+            _run_all_in_lab(page, name, idle=_notebook7_idle)
+            _wait_views_rendered(page, f"Notebook 7 {name}")
+            _error_free(page, f"Notebook 7 {name}")
+            _wait_painted(page.locator(".jp-NotebookPanel"), f"Notebook 7 {name}")
+            screenshot(page, "notebook7", name)
+            exercise(page, name, "Notebook 7", keyboard=False)  # its handles take no arrow keys (upstream)
 
 
 # -- offline pages ---------------------------------------------------------------------------------------------
@@ -549,18 +566,6 @@ def exported(tmp_path_factory) -> Path:
                             cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
-
-
-def test_export_writes_every_notebook_and_no_remote_script(exported):
-    pages = sorted(path.name for path in exported.glob("*.html"))
-    assert pages == [Path(name).stem + ".html" for name in NOTEBOOKS]
-    for name in ("static/embed-amd.js", "static/require.js", "static/jupyter-matplotlib/index.js"):
-        assert (exported / name).stat().st_size > 10_000, name
-    assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
-    for path in exported.glob("*.html"):
-        sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
-        remote = [src for src in sources if re.match(r"(https?:)?//", src)]
-        assert not remote, f"{path.name} loads scripts from the network: {remote}"
 
 
 CONTROLS_ON_JS = """() => [
@@ -592,48 +597,62 @@ def _check_switched_off(tab, name: str) -> None:
         assert readout.inner_text() == before, f"{name}: '{_slider_label(slider)}' moved on a page that cannot recompute"
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_exported_page_renders_offline(browser, exported, axe_script, name):
-    context = browser.new_context(viewport=VIEWPORT)
-    asked: list[str] = []
+class TestOfflinePages:
+    """``echomq-viz export``, and every page it writes opened from disk."""
 
-    def refuse(route):
-        asked.append(route.request.url)
-        route.abort()
+    def test_export_writes_every_notebook_and_no_remote_script(self, exported):
+        pages = sorted(path.name for path in exported.glob("*.html"))
+        assert pages == [Path(name).stem + ".html" for name in NOTEBOOKS]
+        for name in ("static/embed-amd.js", "static/require.js", "static/jupyter-matplotlib/index.js"):
+            assert (exported / name).stat().st_size > 10_000, name
+        assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
+        for path in exported.glob("*.html"):
+            sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
+            remote = [src for src in sources if re.match(r"(https?:)?//", src)]
+            assert not remote, f"{path.name} loads scripts from the network: {remote}"
 
-    context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
-    tab = context.new_page()
-    missing: list[str] = []
-    tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
-    try:
-        tab.goto((exported / f"{Path(name).stem}.html").as_uri())
-        # the widget manager puts each view beside its script, in a .widget-subarea
-        wait_until(lambda: tab.evaluate(
-            """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
-                 .every(s => s.parentElement.querySelector('.widget-subarea > *'))"""), 30,
-            f"{name}: not every widget view rendered offline")
-        _wait_painted(tab.locator("body"), f"offline {name}")
-        assert tab.get_by_text("Error displaying widget").count() == 0
-        if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
-            assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
-                                ".then(faces => faces.some(face => face.status === 'loaded'))"), \
-                f"{name}: the icon font did not load from disk"
-        if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
-            assert tab.locator(".widget-slider").count() >= MUST_HAVE[name]["sliders"]
-        if name in MUST_HAVE:
-            assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
-        notice = tab.locator("main > .echomq-viz-snapshot")
-        assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
-        assert notice.inner_html() == SNAPSHOT_NOTICE_HTML
-        assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
-            == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
-        _check_switched_off(tab, name)
-        assert_accessible(tab, axe_script, f"offline {name}")
-        screenshot(tab, "offline", name)
-        if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
-            # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
-            asked = [url for url in asked if "mathjax" not in url.lower()]
-        assert not asked, f"{name} asked the network for {asked}"
-        assert not missing, f"{name} looked for files the export did not write: {missing}"
-    finally:
-        context.close()
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_page_renders_offline(self, browser, exported, axe_script, name):
+        context = browser.new_context(viewport=VIEWPORT)
+        asked: list[str] = []
+
+        def refuse(route):
+            asked.append(route.request.url)
+            route.abort()
+
+        context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
+        tab = context.new_page()
+        missing: list[str] = []
+        tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
+        try:
+            tab.goto((exported / f"{Path(name).stem}.html").as_uri())
+            # the widget manager puts each view beside its script, in a .widget-subarea
+            wait_until(lambda: tab.evaluate(
+                """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+                     .every(s => s.parentElement.querySelector('.widget-subarea > *'))"""), 30,
+                f"{name}: not every widget view rendered offline")
+            _wait_painted(tab.locator("body"), f"offline {name}")
+            assert tab.get_by_text("Error displaying widget").count() == 0
+            if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
+                assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
+                                    ".then(faces => faces.some(face => face.status === 'loaded'))"), \
+                    f"{name}: the icon font did not load from disk"
+            if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
+                assert tab.locator(".widget-slider").count() >= MUST_HAVE[name]["sliders"]
+            if name in MUST_HAVE:
+                assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
+            notice = tab.locator("main > .echomq-viz-snapshot")
+            assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
+            assert notice.inner_html() == SNAPSHOT_NOTICE_HTML
+            assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
+                == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
+            _check_switched_off(tab, name)
+            assert_accessible(tab, axe_script, f"offline {name}")
+            screenshot(tab, "offline", name)
+            if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
+                # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
+                asked = [url for url in asked if "mathjax" not in url.lower()]
+            assert not asked, f"{name} asked the network for {asked}"
+            assert not missing, f"{name} looked for files the export did not write: {missing}"
+        finally:
+            context.close()
