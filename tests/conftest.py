@@ -84,8 +84,23 @@ def server_binary(kind: str) -> str:
     pytest.skip(message)
 
 
+def _runs_tests(config: pytest.Config) -> bool:
+    """False only in pytest-xdist's controller, which hands tests to workers
+    and runs none itself."""
+    return hasattr(config, "workerinput") or config.getoption("dist", "no") == "no"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``--numprocesses=auto``: one worker more than there are cores, as much
+    of the suite waits on browsers, kernels and servers rather than the CPU."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _notebook_server
+    if not _runs_tests(session.config):
+        return
     url, _notebook_server = server_mod.url_or_private_server()  # REDIS_URL: the caller's choice
     os.environ[server_mod.ENV_URL] = url
 
@@ -205,16 +220,26 @@ def not_redis_server() -> Iterator[int]:
         thread.join(5)
 
 
-# -- the slow marks -----------------------------------------------------------------------------
+# -- the slow marks, and the order under pytest-xdist ---------------------------------------------
 
 # Fixtures that make every test using them slow: test_cluster.py's ``cluster``
 # forms a real 3-master Redis Cluster per server kind (seconds of gossip).
 SLOW_FIXTURES = {"cluster"}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks slow what no decorator can: nbval's notebook cells and the users
-    of ``SLOW_FIXTURES`` (other long runs carry ``@pytest.mark.slow``)."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
+    """Before the other hooks (``-m`` among them), marks slow what no
+    decorator can: nbval's notebook cells and the users of ``SLOW_FIXTURES``
+    (other long runs carry ``@pytest.mark.slow``).
+
+    After them, in a pytest-xdist worker, puts the browser tests first: the
+    controller hands out whole modules and classes in the order it first
+    meets them, and each browser class takes minutes, so a worker that
+    started one last would finish long after the others."""
     for item in items:
         if Path(str(item.path)).suffix == ".ipynb" or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    yield
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: Path(str(item.path)).name != "test_browser.py")
