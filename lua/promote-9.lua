@@ -7,15 +7,15 @@
   wait-list delay markers ("0:...") of BullMQ before v5, and the
   concurrency limit ('maxed'): only a paused queue leaves the marker alone.
   Input:
-    KEYS[1] 'delayed'      sorted set of delayed job ids
-    KEYS[2] 'wait'         list of jobs without priority
-    KEYS[3] 'paused'       (kept for BullMQ's key order, unused)
-    KEYS[4] 'meta'         queue settings hash ('paused')
-    KEYS[5] 'prioritized'  sorted set of prioritized job ids
-    KEYS[6] 'active'       (kept for BullMQ's key order, unused)
-    KEYS[7] 'pc'           priority counter; an integer in 0..2^53 - 2 when it exists
-    KEYS[8] 'events'       events stream
-    KEYS[9] 'marker'       sorted set that wakes blocked workers
+    KEYS[1] 'delayed'      the job leaves it (and must be in it: -3 otherwise)
+    KEYS[2] 'wait'         a job without a priority joins it, at the back
+    KEYS[3] 'paused'       not used here: it only keeps BullMQ's key order
+    KEYS[4] 'meta'         read for 'paused' (a paused queue's marker is left alone)
+    KEYS[5] 'prioritized'  a job with a priority joins it, at the back of its tier
+    KEYS[6] 'active'       not used here: it only keeps BullMQ's key order
+    KEYS[7] 'pc'           INCR'd for the job's counter; if it exists, an integer in 0..2^53 - 2
+    KEYS[8] 'events'       gets a 'waiting' event, prev 'delayed'
+    KEYS[9] 'marker'       wakes blocked workers once the job is ready
     ARGV[1] key prefix, "emq:{queue}:"
     ARGV[2] job id: an auto id, or a custom id as checkJobId allows
   Output:
