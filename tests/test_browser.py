@@ -75,9 +75,17 @@ VIEWPORT = {"width": 1366, "height": 768}
 VIEW = ".jp-OutputArea-output:has(.widget-slider, .widget-button, .widget-checkbox)"
 STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
 
-# One string per figure in an element: the image on its ipympl canvas.
+# One string per figure in an element: the size and a hash (FNV-1a) of every
+# pixel on its ipympl canvas. Polled many times a second while a view settles,
+# so no PNG encoding (toDataURL), which kept a core busy.
 FIGURES_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
-    .map(c => (c.width && c.height) ? c.toDataURL() : '')"""
+    .map(c => {
+        if (!c.width || !c.height) return '';
+        const pixels = new Uint32Array(c.getContext('2d').getImageData(0, 0, c.width, c.height).data.buffer);
+        let hash = 0x811c9dc5;
+        for (let i = 0; i < pixels.length; i++) hash = Math.imul(hash ^ pixels[i], 0x01000193);
+        return `${c.width}x${c.height}:${(hash >>> 0).toString(16)}`;
+    })"""
 # How many pixels of each figure are drawn (not white, not transparent), sampled.
 PAINTED_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
     .map(c => {
@@ -269,13 +277,15 @@ def _wait_painted(scope, what: str, timeout: float = 30) -> None:
 
 
 BUSY = "button.widget-button:disabled, .noUi-target[disabled]"
+# What settle() watches: how many controls are busy, the text, the figures.
+LOOK_JS = f"""el => [el.querySelectorAll({BUSY!r}).length, el.innerText, ({FIGURES_JS})(el).join(' ')]"""
 
 
 def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
     """Wait until the view is done: no control disabled (a Redis call in
     progress) and nothing shown (text, figures) changing for ``quiet`` s."""
-    def look():
-        return view.locator(BUSY).count(), view.inner_text(), tuple(_figures(view))
+    def look():  # one round trip to the browser per look
+        return tuple(view.evaluate(LOOK_JS))
 
     deadline = time.monotonic() + timeout
     last, since = look(), time.monotonic()
