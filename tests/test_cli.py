@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
@@ -223,18 +224,18 @@ def running_redis(*args: str, env: dict[str, str] | None = None, stderr=subproce
 
 
 @contextlib.contextmanager
-def own_tmpdir(env: dict[str, str]):
+def own_tmpdir(env: dict[str, str]) -> Iterator[Path]:
     """A fresh TMPDIR in ``env`` unless it names one: the launcher deletes the
     leftovers of dead runs it finds there at start, and a test in another
     worker may just have killed one. Short, as a unix socket path must stay
     under 108 bytes."""
     if "TMPDIR" in env:
-        yield
+        yield Path(env["TMPDIR"])
         return
     tmp = tempfile.mkdtemp(prefix="emq-t-")
     env["TMPDIR"] = tmp
     try:
-        yield
+        yield Path(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -501,10 +502,9 @@ def _dead_process_claim(directory: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["lab", "app"])
 def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, tmp_path, mode):
-    # A TMPDIR of its own (short: a unix socket path must stay under 108 bytes).
-    tmp = Path(tempfile.mkdtemp(prefix="emq-t-"))
-    try:
-        run = Launched(mode, tiny_notebooks, log=tmp_path / f"{mode}.log", env={"TMPDIR": str(tmp)})
+    env: dict[str, str] = {}
+    with own_tmpdir(env) as tmp:
+        run = Launched(mode, tiny_notebooks, log=tmp_path / f"{mode}.log", env=env)
         try:
             (run_dir,) = tmp.glob(f"echomq-viz-{mode}-*")
             if mode == "app":  # a kernel: Voila's connection files now live in its folder
@@ -528,15 +528,13 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
         unnamed = tmp / "echomq-viz-lab-unnamed"  # names no owner
         unnamed.mkdir()
 
-        with running_redis(env={"TMPDIR": str(tmp)}) as proc:
+        with running_redis(env=env) as proc:
             assert "running" in proc.stdout.readline()
             assert not run_dir.exists()
             assert others.is_dir() and live.is_dir() and unnamed.is_dir()
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(20) == 0
             assert f"echomq-viz: deleted {run_dir}, left by a run that was killed" in proc.stderr.read()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- echomq-viz clean, and the clean at the start of lab and app ------------------------------------
