@@ -76,8 +76,8 @@ VIEW = ".jp-OutputArea-output:has(.widget-slider, .widget-button, .widget-checkb
 STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
 
 # One string per figure in an element: the size and a hash (FNV-1a) of every
-# pixel on its ipympl canvas. Polled many times a second while a view settles,
-# so no PNG encoding (toDataURL), which kept a core busy.
+# pixel on its ipympl canvas. Polled ten times a second while a view settles,
+# so it sends a short string back rather than a PNG encoding (toDataURL).
 FIGURES_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
     .map(c => {
         if (!c.width || !c.height) return '';
