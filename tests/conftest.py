@@ -92,8 +92,8 @@ def _runs_tests(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``--numprocesses=auto``: one worker more than there are cores, as much
-    of the suite waits on browsers, kernels and servers rather than the CPU."""
+    """``--numprocesses=auto``: one worker more than there are cores, as parts
+    of the suite wait on kernels and servers rather than the CPU."""
     return (os.cpu_count() or 1) + 1
 
 
