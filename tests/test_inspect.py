@@ -34,7 +34,7 @@ import echomq_viz
 from echomq_viz.inspection import CHUNK_SIZE, Finding, QueueReport, decode_scores, inspect_queue
 from echomq_viz.keys import Keys, QueueContext
 from echomq_viz.score import PRIORITY_LIMIT, equal_score_groups, priority_scores_array, stored_score
-from echomq_viz.server import free_tcp_port
+from echomq_viz.server import RedisServer, free_tcp_port
 
 from conftest import bullmq, require_bullmq
 
@@ -387,8 +387,20 @@ def command_calls(r) -> dict[str, tuple[int, int]]:
     }
 
 
+@pytest.fixture
+def quiet_server(redis_server):
+    """A server of the same kind, with a client on it, that no other client
+    writes to: this process's lease renewal may write to the shared one at
+    any moment, and the test below counts every write."""
+    with RedisServer(redis_server.executable) as server:
+        client = server.client()
+        yield server, client
+        client.close()
+
+
 @pytest.mark.slow
-def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(r, redis_server, ctx):
+def test_read_only_acl_user_inspects_100k_jobs_and_writes_nothing(quiet_server, ctx):
+    redis_server, r = quiet_server
     base = Keys.base(ctx)
     priorities, counters = build_big_queue(r, base, np.random.default_rng(2597))
     # ~@read minus anything also in @write; PING for redis-py health checks. The handshake
