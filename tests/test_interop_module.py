@@ -131,11 +131,11 @@ def test_helpers_work_inside_a_running_event_loop(r, redis_server, ctx):
     (lambda url, q: bullmq_keys(url, b"{q}", PREFIX), TypeError, "queue must be a str, got bytes b'{q}'"),
     (lambda url, q: bullmq_process_order(url, q, PREFIX, count=-1), ValueError, "count must be 0 or more, got -1"),
 ], ids=["short tuple", "a str", "empty prefix", "bytes queue", "count -1"])
-def test_bad_arguments_are_refused_before_anything_is_sent(r, redis_server, ctx, call, error, message):
+def test_bad_arguments_are_refused_before_anything_is_sent(r, redis_server, keyspace, ctx, call, error, message):
     with pytest.raises(error) as info:
         call(redis_server.url, bullmq_name(ctx))
     assert str(info.value) == message
-    assert r.dbsize() == 0
+    assert keyspace() == {}
 
 
 def test_redis_url_and_client_name(monkeypatch):
