@@ -4,7 +4,8 @@
 
 Each notebook runs top to bottom in a fresh kernel on one private Redis (or
 ``REDIS_URL``), with its widget state stored, figures included (the same
-run as ``echomq-viz export``). Then what changes on every run and means
+run as ``echomq-viz export``), and each view's still (the image GitHub and
+nbviewer show) redrawn from its figure's state at the end of the run. Then what changes on every run and means
 nothing is taken out: execution timestamps, and the random widget model ids,
 which are renumbered in an order of their own (from the views shown). Running it twice on an unchanged
 notebook writes the same bytes.
@@ -19,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._stills import VIEW
 from .export import WIDGET_STATE, execute_with_widgets, redis_for_kernels
 
 __all__ = ["refresh", "quieten", "main"]
 
 
-_VIEW = "application/vnd.jupyter.widget-view+json"
 _REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")
 
 
@@ -45,7 +46,7 @@ def _canonical_order(nb: dict, state: dict) -> list[str]:
 
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
-            visit(output.get("data", {}).get(_VIEW, {}).get("model_id", ""))
+            visit(output.get("data", {}).get(VIEW, {}).get("model_id", ""))
     masked = {model_id: _REFERENCE.sub("IPY_MODEL_", json.dumps(model, sort_keys=True))
               for model_id, model in state.items()}
     for model_id in sorted(state, key=masked.__getitem__):

@@ -274,7 +274,9 @@ def _has_maths(nb) -> bool:
 
 
 def execute_with_widgets(nb, path: Path, timeout: int) -> None:
-    """Run the notebook in a fresh kernel, then store the figures' images."""
+    """Run the notebook in a fresh kernel, then store the figures' images: in
+    the widget state, and as each view's still
+    (:func:`echomq_viz._stills.store_stills`)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -285,6 +287,9 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         nb.cells.remove(snapshot)
+    from ._stills import store_stills
+
+    store_stills(nb)
 
 
 def freeze_controls(nb) -> int:
