@@ -1,4 +1,4 @@
-"""What ``pip install echomq-viz`` brings: the wheel and sdist carry the Lua
+"""What installing the wheel brings: the wheel and sdist carry the Lua
 scripts and the notebooks; installed into a fresh venv, the package runs its
 scripts, and ``echomq-viz lab``, ``app`` and ``export`` work from an empty
 folder on the user's own copy of the notebooks, never overwriting their edits."""
