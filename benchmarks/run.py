@@ -6,7 +6,10 @@
 
 Prints a table and writes benchmarks/results.json. A figure that cannot be
 measured here (no redis-benchmark, no Chromium) is written as null with the
-reason, never guessed. Timed figures live only here, never in the tests.
+reason, never guessed. A part that fails (a timeout under load, say) is
+recorded as ``<part>_error`` with its reason on one line, the other parts
+still run and report, and the run exits 1. Timed figures live only here,
+never in the tests.
 """
 
 from __future__ import annotations
