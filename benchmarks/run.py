@@ -37,6 +37,7 @@ from echomq_viz.live import Demo  # noqa: E402
 from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
 from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
+from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 
@@ -385,18 +386,12 @@ PARTS: dict[str, Callable[[bool], dict]] = {
 _ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
 
 
-def _parts(text: str, known: dict = PARTS) -> list[str]:
+def _parts(text: str, known: dict) -> list[str]:
     parts = [_ALIASES.get(word.strip(), word.strip()) for word in text.split(",") if word.strip()]
     unknown = sorted(set(parts) - set(known))
     if unknown or not parts:
         raise argparse.ArgumentTypeError(f"parts are {', '.join([*known, *_ALIASES])}; got {text!r}")
     return parts
-
-
-def one_line_reason(exc: BaseException) -> str:
-    """Why a part failed, on one line: the exception's type and its message's first line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
 
 
 def run_parts(parts: dict[str, Callable[[bool], dict]], quick: bool, results: dict) -> list[str]:
@@ -407,7 +402,7 @@ def run_parts(parts: dict[str, Callable[[bool], dict]], quick: bool, results: di
         try:
             results.update(part(quick))
         except Exception as exc:  # a miss to record, not the end of the run
-            results[f"{name}_error"] = one_line_reason(exc)
+            results[f"{name}_error"] = one_line(exc)
             print(f"{name}: failed, recorded as missed: {results[f'{name}_error']}", file=sys.stderr, flush=True)
             failed.append(name)
     return failed

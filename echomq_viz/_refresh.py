@@ -5,9 +5,10 @@
 Each notebook runs top to bottom in a fresh kernel on one private Redis (or
 ``REDIS_URL``), with its widget state stored, figures included (the same
 run as ``echomq-viz export``), and each view's still (the image GitHub and
-nbviewer show) redrawn from its figure's state at the end of the run. Then what changes on every run and means
-nothing is taken out: execution timestamps, and the random widget model ids,
-which are renumbered in an order of their own (from the views shown). Running it twice on an unchanged
+nbviewer show) made from its figure's state at the end of the run. Then
+what changes on every run and means nothing is taken out: execution
+timestamps, and the random widget model ids, which are renumbered in an
+order of their own (from the views shown). Running it twice on an unchanged
 notebook writes the same bytes.
 """
 

@@ -63,6 +63,15 @@ def test_every_part_reporting_exits_zero_and_a_rerun_clears_the_old_miss(tmp_pat
 
 
 def test_the_reason_is_one_line_even_without_a_message():
-    assert run.one_line_reason(RuntimeError()) == "RuntimeError"
-    assert run.one_line_reason(ValueError("\n\n  bad size\nmore")) == "ValueError: bad size"
-    assert "\n" not in run.one_line_reason(OSError("x" * 1000 + "\ny"))
+    def failing(exc):
+        def part(quick):
+            raise exc
+        return part
+
+    results: dict = {}
+    failed = run.run_parts({"bare": failing(RuntimeError()), "padded": failing(ValueError("\n\n  bad size\nmore")),
+                            "long": failing(OSError("x" * 1000 + "\ny"))}, True, results)
+    assert failed == ["bare", "padded", "long"]
+    assert results["bare_error"] == "RuntimeError"
+    assert results["padded_error"] == "ValueError: bad size"
+    assert "\n" not in results["long_error"] and len(results["long_error"]) < 300
