@@ -13,29 +13,30 @@ notebook stored otherwise.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Iterator
 
 from .export import WIDGET_STATE
 
-__all__ = ["VIEW", "view_stills", "store_stills", "stale_stills"]
+__all__ = ["VIEW", "REFERENCE", "reach_models", "view_stills", "store_stills", "stale_stills"]
 
 VIEW = "application/vnd.jupyter.widget-view+json"  # the mime type of a widget view in an output
-_REFERENCE = "IPY_MODEL_"
+REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")  # how one widget model names another
 
 
-def _held_models(state: dict, model_id: str) -> set[str]:
-    """``model_id`` and every model it refers to, however deep."""
-    held: set[str] = set()
-    pending = [model_id]
-    while pending:
-        current = pending.pop()
-        if current in held or current not in state:
-            continue
-        held.add(current)
-        for value in state[current].get("state", {}).values():
-            pending.extend(item[len(_REFERENCE):] for item in (value if isinstance(value, list) else [value])
-                           if isinstance(item, str) and item.startswith(_REFERENCE))
-    return held
+def reach_models(state: dict, model_id: str, order: list[str]) -> list[str]:
+    """Append to ``order`` the model ``model_id`` of the widget ``state`` and
+    every model it refers to, however deep: depth first, attributes by name,
+    each model once. Returns ``order``."""
+    if model_id not in state or model_id in order:
+        return order
+    order.append(model_id)
+    attributes = state[model_id].get("state", {})
+    for name in sorted(attributes):
+        for referenced in REFERENCE.findall(json.dumps(attributes[name], sort_keys=True)):
+            reach_models(state, referenced, order)
+    return order
 
 
 def view_stills(nb) -> Iterator[tuple[dict, list[str]]]:
@@ -46,7 +47,7 @@ def view_stills(nb) -> Iterator[tuple[dict, list[str]]]:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if VIEW in data and "image/png" in data:
-                held = _held_models(state, data[VIEW].get("model_id", ""))
+                held = reach_models(state, data[VIEW].get("model_id", ""), [])
                 yield data, [state[m]["state"]["_data_url"].split(",", 1)[-1] for m in sorted(held)
                              if state[m].get("model_name") == "MPLCanvasModel" and state[m]["state"].get("_data_url")]
 
