@@ -6,7 +6,10 @@
 
 Prints a table and writes benchmarks/results.json. A figure that cannot be
 measured here (no redis-benchmark, no Chromium) is written as null with the
-reason, never guessed. Timed figures live only here, never in the tests.
+reason, never guessed. A part that fails (a timeout under load, say) is
+recorded as ``<part>_error`` with its reason on one line, the other parts
+still run and report, and the run exits 1. Timed figures live only here,
+never in the tests.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -33,6 +37,7 @@ from echomq_viz.live import Demo  # noqa: E402
 from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
 from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
+from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 
@@ -365,52 +370,69 @@ def bench_test_suite() -> dict:
             "test_quick_exit": quick_exit}
 
 
-PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "browser", "tests"]
+# Each part: name -> a function of ``quick`` returning its figures. One that raises is
+# recorded as missed (``<part>_error``, its reason on one line) and the others still run.
+PARTS: dict[str, Callable[[bool], dict]] = {
+    "slider": lambda quick: bench_slider(60 if quick else 300),
+    "scores": lambda quick: bench_scores(1_000_000 if quick else 10_000_000),
+    "redis": lambda quick: bench_redis(10_000 if quick else 100_000),
+    "bands": lambda quick: bench_bands(50_000 if quick else 1_000_000),
+    "inspect": lambda quick: bench_inspect(100_000 if quick else 1_000_000),
+    "classroom": lambda quick: bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40],
+                                               10 if quick else 20),
+    "browser": lambda quick: bench_browser(10 if quick else 40),
+    "tests": lambda quick: bench_test_suite(),
+}
 _ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
 
 
-def _parts(text: str) -> list[str]:
+def _parts(text: str, known: dict) -> list[str]:
     parts = [_ALIASES.get(word.strip(), word.strip()) for word in text.split(",") if word.strip()]
-    unknown = sorted(set(parts) - set(PARTS))
+    unknown = sorted(set(parts) - set(known))
     if unknown or not parts:
-        raise argparse.ArgumentTypeError(f"parts are {', '.join(PARTS + list(_ALIASES))}; got {text!r}")
+        raise argparse.ArgumentTypeError(f"parts are {', '.join([*known, *_ALIASES])}; got {text!r}")
     return parts
 
 
-def main() -> int:
+def run_parts(parts: dict[str, Callable[[bool], dict]], quick: bool, results: dict) -> list[str]:
+    """Run each part into ``results``; a part that raises becomes ``<part>_error``
+    with its reason, and the next part runs. Returns the parts that failed."""
+    failed = []
+    for name, part in parts.items():
+        try:
+            results.update(part(quick))
+        except Exception as exc:  # a miss to record, not the end of the run
+            results[f"{name}_error"] = one_line(exc)
+            print(f"{name}: failed, recorded as missed: {results[f'{name}_error']}", file=sys.stderr, flush=True)
+            failed.append(name)
+    return failed
+
+
+def main(argv: list[str] | None = None, *, parts: dict[str, Callable[[bool], dict]] | None = None,
+         out: Path | None = None) -> int:
+    """Run the parts asked for, write ``out`` (benchmarks/results.json) and print the table.
+    Exits 1 when any part failed (each is in results.json as ``<part>_error``), else 0."""
+    parts = PARTS if parts is None else parts
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--skip", nargs="*", default=[], choices=PARTS, help="parts to leave out")
-    parser.add_argument("--only", type=_parts, default=None,
+    parser.add_argument("--skip", nargs="*", default=[], choices=list(parts), help="parts to leave out")
+    parser.add_argument("--only", type=lambda text: _parts(text, parts), default=None,
                         help="comma-separated parts to run, e.g. 'inspect' or 'add,drain' (the same "
                              "part as 'redis'); results.json keeps the other parts' figures")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.only is not None:
-        args.skip = [part for part in PARTS if part not in args.only]
+        args.skip = [part for part in parts if part not in args.only]
     quick = args.quick
     results: dict = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpu",
                      "python": platform.python_version(), "quick": quick,
                      "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    if "slider" not in args.skip:
-        results.update(bench_slider(60 if quick else 300))
-    if "scores" not in args.skip:
-        results.update(bench_scores(1_000_000 if quick else 10_000_000))
-    if "redis" not in args.skip:
-        results.update(bench_redis(10_000 if quick else 100_000))
-    if "bands" not in args.skip:
-        results.update(bench_bands(50_000 if quick else 1_000_000))
-    if "inspect" not in args.skip:
-        results.update(bench_inspect(100_000 if quick else 1_000_000))
-    if "classroom" not in args.skip:
-        results.update(bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40], 10 if quick else 20))
-    if "browser" not in args.skip:
-        results.update(bench_browser(10 if quick else 40))
-    if "tests" not in args.skip:
-        results.update(bench_test_suite())
-    out = Path(__file__).with_name("results.json")
+    failed = run_parts({name: part for name, part in parts.items() if name not in args.skip}, quick, results)
+    out = out or Path(__file__).with_name("results.json")
     if args.only is not None and out.exists():  # the full run's figures stay; say what changed when
         fresh = {k: v for k, v in results.items() if k not in ("machine", "python", "quick", "when")}
-        results = {**json.loads(out.read_text()), **fresh,
+        ran = {f"{name}_error" for name in args.only}  # a part that ran again: its old miss goes
+        kept = {k: v for k, v in json.loads(out.read_text()).items() if k not in ran}
+        results = {**kept, **fresh,
                    "updated": f"{results['when']}: {' '.join(args.only)}{' (quick)' if quick else ''}"}
     out.write_text(json.dumps(results, indent=2) + "\n")
     width = max(len(k) for k in results)
@@ -426,7 +448,11 @@ def main() -> int:
         if key == "classroom_steps":  # one row per ramp step: classroom.py prints them as a table
             continue
         print(f"{key:<{width}}  {value}{verdict}")
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    if failed:
+        print(f"missed: {', '.join(failed)} failed (see {', '.join(f'{name}_error' for name in failed)})",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -32,6 +32,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 - :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded
 - :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
+- :mod:`echomq_viz._stills`       (private) each view's stored image made its figure's final state
 - :mod:`echomq_viz._notebook_chrome` (private) maintainers: the Colab cell and the Binder/Colab links
 """
 

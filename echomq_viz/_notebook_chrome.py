@@ -5,7 +5,10 @@ only, installs the package and turns on Colab's widget manager.
 Maintainers put both in with :func:`add_chrome` (idempotent) and check them
 with :func:`chrome_problems`. The links are plain text, never badge images:
 an image from the network would break the offline pages, which ask for none.
-Colab cannot install from a clone, so its cell installs ``echomq-viz`` from PyPI.
+echomq-viz is not published on PyPI. Given the repository (``owner/name`` on
+GitHub), the Colab cell installs the package from its git URL; without one
+(:data:`COLAB_CELL`, what the notebooks carry while the project names no
+address) it installs nothing and, in Colab, stops with one line saying how.
 """
 
 from __future__ import annotations
@@ -13,26 +16,52 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["COLAB_CELL", "LINKS_CELL_ID", "COLAB_CELL_ID", "links_markdown", "repository_of",
+__all__ = ["COLAB_CELL", "LINKS_CELL_ID", "COLAB_CELL_ID", "colab_cell", "links_markdown", "repository_of",
            "add_chrome", "chrome_problems"]
 
 LINKS_CELL_ID = "open-elsewhere"
 COLAB_CELL_ID = "colab-setup"
 
+_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
 # Prints nothing and starts nothing outside Colab (nbval compares no output).
-COLAB_CELL = """\
-# In Google Colab only: install echomq-viz and turn on the widget manager. Elsewhere this does nothing.
+_COLAB_HEAD = """\
+# In Google Colab only: {what} echomq-viz and turn on the widget manager. Elsewhere this does nothing.
 import sys
 
 if "google.colab" in sys.modules:
+"""
+_COLAB_INSTALL = """\
     import subprocess
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "echomq-viz"], check=True)
+    # echomq-viz is not on PyPI: pip installs it from its repository
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "git+https://github.com/{repository}.git"],
+                   check=True)
+"""
+_COLAB_EXPLAIN = """\
+    import importlib.util
+
+    if importlib.util.find_spec("echomq_viz") is None:  # not on PyPI, so nothing to install from here
+        raise SystemExit("echomq-viz is not on PyPI: upload a wheel built in a clone with "
+                         "'python -m pip wheel --no-deps -w dist .', then run !pip install echomq_viz-*.whl")
+"""
+_COLAB_TAIL = """\
     from google.colab import output
 
     output.enable_custom_widget_manager()"""
 
-_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+def colab_cell(repository: str | None = None) -> str:
+    """The Colab set-up cell: it installs the package from ``owner/name`` on
+    GitHub, or, with no repository, says in Colab how to install it."""
+    if repository is not None and not _REPOSITORY.match(repository):
+        raise ValueError(f"repository must be owner/name, got {repository!r}")
+    if repository is None:
+        return _COLAB_HEAD.format(what="check for") + _COLAB_EXPLAIN + _COLAB_TAIL
+    return _COLAB_HEAD.format(what="install") + _COLAB_INSTALL.format(repository=repository) + _COLAB_TAIL
+
+
+COLAB_CELL = colab_cell()  # what the notebooks carry while the project names no repository
 
 
 def repository_of(pyproject: Path) -> str:
@@ -58,7 +87,7 @@ def links_markdown(notebook: str, repository: str, branch: str = "main") -> str:
     binder = f"https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/notebooks/{notebook}"
     colab = f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{notebook}"
     return (f"**Run it live:** [open in Binder]({binder}) · [open in Colab]({colab}) · "
-            "or on your machine: `pip install echomq-viz && echomq-viz lab`")
+            f"or on your machine: `pip install git+https://github.com/{repository}.git && echomq-viz lab`")
 
 
 def _index_of(nb: dict, cell_id: str) -> int | None:
@@ -77,7 +106,7 @@ def add_chrome(nb: dict, notebook: str, repository: str, branch: str = "main") -
     first code cell of ``nb`` (notebook JSON), or bring them up to date.
     Returns whether ``nb`` changed."""
     wanted = {LINKS_CELL_ID: ("markdown", links_markdown(notebook, repository, branch)),
-              COLAB_CELL_ID: ("code", COLAB_CELL)}
+              COLAB_CELL_ID: ("code", colab_cell(repository))}
     changed = False
     for cell_id, (kind, source) in wanted.items():
         index = _index_of(nb, cell_id)
@@ -107,6 +136,6 @@ def chrome_problems(nb: dict, notebook: str, repository: str, branch: str = "mai
     first_code = next((i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"), None)
     if colab is None:
         problems.append(f"{notebook}: no Colab set-up cell")
-    elif colab != first_code or "".join(nb["cells"][colab]["source"]) != COLAB_CELL:
-        problems.append(f"{notebook}: the Colab set-up cell is not the first code cell as written in COLAB_CELL")
+    elif colab != first_code or "".join(nb["cells"][colab]["source"]) != colab_cell(repository):
+        problems.append(f"{notebook}: the Colab set-up cell is not the first code cell as colab_cell writes it")
     return problems

@@ -4,9 +4,11 @@
 
 Each notebook runs top to bottom in a fresh kernel on one private Redis (or
 ``REDIS_URL``), with its widget state stored, figures included (the same
-run as ``echomq-viz export``). Then what changes on every run and means
-nothing is taken out: execution timestamps, and the random widget model ids,
-which are renumbered in an order of their own (from the views shown). Running it twice on an unchanged
+run as ``echomq-viz export``), and each view's still (the image GitHub and
+nbviewer show) made from its figure's state at the end of the run. Then
+what changes on every run and means nothing is taken out: execution
+timestamps, and the random widget model ids, which are renumbered in an
+order of their own (from the views shown). Running it twice on an unchanged
 notebook writes the same bytes.
 """
 
@@ -19,13 +21,10 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._stills import REFERENCE, VIEW, reach_models
 from .export import WIDGET_STATE, execute_with_widgets, redis_for_kernels
 
 __all__ = ["refresh", "quieten", "main"]
-
-
-_VIEW = "application/vnd.jupyter.widget-view+json"
-_REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")
 
 
 def _canonical_order(nb: dict, state: dict) -> list[str]:
@@ -33,23 +32,13 @@ def _canonical_order(nb: dict, state: dict) -> list[str]:
     depth-first from the views shown in the outputs, attributes by name, then
     any model no output reaches, by its kind and content."""
     order: list[str] = []
-
-    def visit(model_id: str) -> None:
-        if model_id not in state or model_id in order:
-            return
-        order.append(model_id)
-        attributes = state[model_id].get("state", {})
-        for name in sorted(attributes):
-            for referenced in _REFERENCE.findall(json.dumps(attributes[name], sort_keys=True)):
-                visit(referenced)
-
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
-            visit(output.get("data", {}).get(_VIEW, {}).get("model_id", ""))
-    masked = {model_id: _REFERENCE.sub("IPY_MODEL_", json.dumps(model, sort_keys=True))
+            reach_models(state, output.get("data", {}).get(VIEW, {}).get("model_id", ""), order)
+    masked = {model_id: REFERENCE.sub("IPY_MODEL_", json.dumps(model, sort_keys=True))
               for model_id, model in state.items()}
     for model_id in sorted(state, key=masked.__getitem__):
-        visit(model_id)
+        reach_models(state, model_id, order)
     return order
 
 

@@ -142,10 +142,12 @@ SCENARIOS = (
              f"2^32 ms is {WRAP_DAYS:.1f} days: the low 32 bits of the clock wrap to 0 there, and "
              "the jobs after the wrap get the smallest scores and jump ahead."),
     Scenario("nomod", _BY_KEY["nomod"], "a busy queue: pc passes 2^32 between two adds",
-             (Arrival("old-tier-2", 2, _T0 + 1), Arrival("urgent-tier-1", 1, _T0 + 2, pc=TIER_SPAN + 4),
-              Arrival("new-tier-2", 2, _T0 + 3)),
+             (Arrival("old-tier-2", 2, _T0 + 1), Arrival("recent-tier-2", 2, _T0 + 2, pc=TIER_SPAN - 2),
+              Arrival("urgent-tier-1", 1, _T0 + 3, pc=TIER_SPAN + 4), Arrival("new-tier-2", 2, _T0 + 4)),
              "Without % 2^32 the counter 2^32 + 5 carries into the tier bits: the priority-1 job is "
-             "filed as tier 2 and waits behind an older tier-2 job."),
+             "filed as tier 2 and waits behind an older tier-2 job; the real script keeps every job in "
+             "its tier, and pays for the wrap inside one: new-tier-2 (counter 2^32 + 6, kept as 6) "
+             "overtakes recent-tier-2 (counter 2^32 - 1)."),
 )
 
 
@@ -176,8 +178,8 @@ class Outcome:
             rows.append(f"{job_id:>3}  {job.name:<14} {job.priority:>4}  "
                         + (f"{job.clock:>17,}  " if clocks else "")
                         + f"{int(self.right_scores[job_id]):>15,}  {int(wrong):>15,}  {split_stored(wrong)}")
-        rows.append(f"right order  (real scripts): {' '.join(self.right_order)}")
-        rows.append(f"design order (this design):  {' '.join(self.design_order)}"
+        rows.append(f"real scripts pop: {' '.join(self.right_order)}")
+        rows.append(f"this design pops: {' '.join(self.design_order)}"
                     + ("" if self.agrees else "  <- differs"))
         rows.append(f"why: {scenario.reason}")
         return "\n".join(rows)

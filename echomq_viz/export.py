@@ -127,6 +127,7 @@ body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-
 {%- block footer_js -%}
 {{ super() }}
 <script>__NAME_HANDLES__
+__LABEL_FIGURES__
 /* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either. */
 new MutationObserver(() => {
   document.querySelectorAll(".noUi-handle:not([aria-disabled])").forEach(h => h.setAttribute("aria-disabled", "true"));
@@ -134,8 +135,10 @@ new MutationObserver(() => {
 }).observe(document.documentElement, {childList: true, subtree: true});
 </script>
 {%- endblock footer_js -%}
-""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML).replace(
-    "__NAME_HANDLES__", (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "name-slider-handles.js").read_text(
+""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
+for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LABEL_FIGURES__", "label-figures.js")):
+    # the app's own scripts (its Voila template), the same on the offline pages
+    _TEMPLATE = _TEMPLATE.replace(_marker, (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / _script).read_text(
         encoding="utf-8").strip())
 
 
@@ -274,7 +277,9 @@ def _has_maths(nb) -> bool:
 
 
 def execute_with_widgets(nb, path: Path, timeout: int) -> None:
-    """Run the notebook in a fresh kernel, then store the figures' images."""
+    """Run the notebook in a fresh kernel, then store the figures' images: in
+    the widget state, and as each view's still
+    (:func:`echomq_viz._stills.store_stills`)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -285,6 +290,9 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         nb.cells.remove(snapshot)
+    from ._stills import store_stills
+
+    store_stills(nb)
 
 
 def freeze_controls(nb) -> int:

@@ -325,6 +325,20 @@ def _error_free(page, where: str) -> None:
         line for text in status for line in text.splitlines() if "\u26a0" in line)
 
 
+def assert_figures_named(page, where: str) -> None:
+    """Every figure is an image in the accessibility tree, named by its
+    caption: a screen reader announces the caption as the figure's."""
+    figures = page.locator(".jupyter-matplotlib-canvas-div")
+    named = page.get_by_role("img", name=re.compile(r"^Figure: "))
+    wait_until(lambda: named.count() == figures.count(), 10,
+               lambda: f"{where}: {named.count()} of {figures.count()} figures are images named by a caption")
+    captions = [" ".join(text.split()) for text in page.locator(".echomq-viz-caption").all_inner_texts()]
+    assert len(captions) == figures.count(), f"{where}: {figures.count()} figures, {len(captions)} captions"
+    for caption in captions:  # the accessibility tree's own name, as a screen reader reads it
+        assert page.get_by_role("img", name=caption, exact=True).count() >= 1, \
+            f"{where}: no figure is named {caption!r}"
+
+
 # -- exercising the views ---------------------------------------------------------------------------
 
 
@@ -543,6 +557,7 @@ class TestVoila:
             _wait_painted(page.locator("body"), f"Voila {name}")
             screenshot(page, "voila", name)
             exercise(page, name, "Voila")
+            assert_figures_named(page, f"Voila {name}")
             assert_accessible(page, axe_script, f"Voila {name}")
 
 
@@ -657,6 +672,7 @@ class TestOfflinePages:
             assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
                 == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
             _check_switched_off(tab, name)
+            assert_figures_named(tab, f"offline {name}")
             assert_accessible(tab, axe_script, f"offline {name}")
             screenshot(tab, "offline", name)
             if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):

@@ -1,7 +1,7 @@
 """The links and the Colab set-up cell every notebook carries
 (echomq_viz._notebook_chrome): the cell does nothing outside Colab (a real
 kernel runs it: no output, no install), and in Colab installs the package
-from PyPI and turns on the widget manager."""
+from its repository (it is not on PyPI) and turns on the widget manager."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_colab_cell_does_nothing_in_a_plain_kernel(tmp_path):
     assert [output.get("text") for output in nb.cells[2].outputs] == ["[] False\n"]
 
 
-def test_colab_cell_in_colab_installs_from_pypi_and_enables_the_widget_manager(monkeypatch):
+def _in_colab(monkeypatch) -> list:
+    """Pretend to be Colab: returns the list each install and the widget manager's switch-on land in."""
     calls = []
     colab = types.ModuleType("google.colab")
     colab.output = types.SimpleNamespace(enable_custom_widget_manager=lambda: calls.append("widget manager"))
@@ -47,9 +48,32 @@ def test_colab_cell_in_colab_installs_from_pypi_and_enables_the_widget_manager(m
     monkeypatch.setitem(sys.modules, "google", google)
     monkeypatch.setitem(sys.modules, "google.colab", colab)
     monkeypatch.setattr(subprocess, "run", lambda argv, **kw: calls.append((argv, kw)))
-    exec(compile(chrome.COLAB_CELL, "colab-cell", "exec"), {})
-    assert calls == [([sys.executable, "-m", "pip", "install", "--quiet", "echomq-viz"], {"check": True}),
-                     "widget manager"]
+    return calls
+
+
+def test_colab_cell_in_colab_installs_from_the_repository_and_enables_the_widget_manager(monkeypatch):
+    calls = _in_colab(monkeypatch)
+    exec(compile(chrome.colab_cell(REPOSITORY), "colab-cell", "exec"), {})
+    assert calls == [([sys.executable, "-m", "pip", "install", "--quiet",
+                       "git+https://github.com/owner/echomq-viz.git"], {"check": True}), "widget manager"]
+    with pytest.raises(ValueError, match="repository must be owner/name"):
+        chrome.colab_cell("owner")
+
+
+def test_colab_cell_without_a_repository_never_asks_pypi_and_says_how_to_install(monkeypatch):
+    """echomq-viz is not on PyPI: the cell the notebooks carry installs nothing."""
+    calls = _in_colab(monkeypatch)
+    exec(compile(chrome.COLAB_CELL, "colab-cell", "exec"), {})  # installed here: only the widget manager
+    assert calls == ["widget manager"]
+    assert "pip\", \"install" not in chrome.COLAB_CELL and "echomq-viz\"]" not in chrome.COLAB_CELL
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # a fresh Colab runtime
+    with pytest.raises(SystemExit) as stop:
+        exec(compile(chrome.COLAB_CELL, "colab-cell", "exec"), {})
+    assert str(stop.value) == ("echomq-viz is not on PyPI: upload a wheel built in a clone with "
+                               "'python -m pip wheel --no-deps -w dist .', then run !pip install echomq_viz-*.whl")
+    assert calls == ["widget manager"]
 
 
 def test_links_point_at_binder_and_colab_without_images():
@@ -59,6 +83,7 @@ def test_links_point_at_binder_and_colab_without_images():
     assert "(https://colab.research.google.com/github/owner/echomq-viz/blob/main/notebooks/04-tiers-as-bands.ipynb)" \
         in text
     assert "![" not in text and "<img" not in text  # an offline page asks the network for nothing
+    assert "`pip install git+https://github.com/owner/echomq-viz.git && echomq-viz lab`" in text  # not on PyPI
     for bad in ("owner", "a/b/c", "owner/name with space"):
         with pytest.raises(ValueError, match="repository must be owner/name"):
             chrome.links_markdown("01-x.ipynb", bad)
@@ -90,7 +115,9 @@ def test_chrome_problems_names_what_is_missing_or_stale():
     assert chrome.chrome_problems(nb, "01-x.ipynb", REPOSITORY) == [
         "01-x.ipynb: no cell with the Binder and Colab links", "01-x.ipynb: no Colab set-up cell"]
     chrome.add_chrome(nb, "01-x.ipynb", REPOSITORY)
-    assert chrome.chrome_problems(nb, "01-x.ipynb", "someone/else") == ["01-x.ipynb: the links cell is out of date"]
+    assert chrome.chrome_problems(nb, "01-x.ipynb", "someone/else") == [  # both name the repository
+        "01-x.ipynb: the links cell is out of date",
+        "01-x.ipynb: the Colab set-up cell is not the first code cell as colab_cell writes it"]
     assert chrome.add_chrome(nb, "01-x.ipynb", "someone/else") is True
     assert chrome.chrome_problems(nb, "01-x.ipynb", "someone/else") == []
 

@@ -1,4 +1,4 @@
-"""What ``pip install echomq-viz`` brings: the wheel and sdist carry the Lua
+"""What installing the wheel brings: the wheel and sdist carry the Lua
 scripts and the notebooks; installed into a fresh venv, the package runs its
 scripts, and ``echomq-viz lab``, ``app`` and ``export`` work from an empty
 folder on the user's own copy of the notebooks, never overwriting their edits."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -137,10 +138,36 @@ def test_notebooks_dir_in_a_checkout_is_its_notebooks_folder(monkeypatch, tmp_pa
 # -- the wheel and the sdist --------------------------------------------------------------------------
 
 
+def _left_by_use(name: str) -> bool:
+    """Whether ``name`` is a file that using a clone leaves in it, never shipped."""
+    return ".ipynb_checkpoints" in name or "__pycache__" in name or name.endswith(".pyc")
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def used_clone(tmp_path_factory) -> Path:
+    """A copy of the checkout as it is after ``echomq-viz lab`` and a test run:
+    each notebook saved once in JupyterLab (which keeps a copy of it in
+    ``.ipynb_checkpoints/<name>-checkpoint.ipynb``), every folder with a
+    ``__pycache__``, and a half-written ``.<name>.part`` of the refresh."""
+    clone = tmp_path_factory.mktemp("used") / "echomq-viz"
+    shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "node_modules", ".pytest_cache", ".hypothesis", "*.egg-info"))
+    for folder in (clone / "notebooks", clone / "lua", clone / "echomq_viz", clone / "echomq_viz" / "widgets"):
+        checkpoints = folder / ".ipynb_checkpoints"
+        checkpoints.mkdir(exist_ok=True)
+        for notebook in folder.glob("*.ipynb"):
+            shutil.copyfile(notebook, checkpoints / f"{notebook.stem}-checkpoint.ipynb")
+        (checkpoints / "x-checkpoint.ipynb").write_text("{}")
+        (folder / "__pycache__").mkdir(exist_ok=True)
+        (folder / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (clone / "notebooks" / f".{NOTEBOOKS[0]}.part").write_text("{}")
+    return clone
+
+
+@pytest.fixture(scope="module")
+def wheel(used_clone, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(used_clone)],
                    check=True, timeout=300)
     (built,) = out.glob("echomq_viz-*.whl")
     return built
@@ -154,23 +181,31 @@ def test_wheel_carries_the_lua_the_notebooks_and_the_licence(wheel):
     assert any(re.search(r"\.dist-info/(licenses/)?LICENSE$", name) for name in names), names
 
 
+def test_wheel_leaves_out_what_jupyterlab_and_python_left_in_the_clone(wheel, used_clone):
+    assert (used_clone / "notebooks" / ".ipynb_checkpoints" / "x-checkpoint.ipynb").is_file()  # planted
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [name for name in names if _left_by_use(name) or "/." in name] == []
+    assert "echomq_viz/widgets/view.py" in names and "echomq_viz/voila_template/voila/templates/echomq-viz/conf.json" in names
+
+
 @pytest.mark.slow
-def test_sdist_carries_the_notebooks_tests_and_docs(tmp_path):
-    """Built by hatchling as ``python -m build --sdist`` would (in its own venv)."""
+def test_sdist_carries_the_notebooks_tests_and_docs(used_clone, tmp_path):
+    """Built by hatchling as ``python -m build --sdist`` would (in its own venv),
+    from a clone JupyterLab and Python have left their files in."""
     builder = tmp_path / "builder"
     venv.create(builder, with_pip=True)
     python = builder / "bin" / "python"
     subprocess.run([python, "-m", "pip", "install", "--quiet", "hatchling>=1.18"], check=True, timeout=300)
     built = subprocess.run(
         [python, "-c", "import sys; from hatchling.build import build_sdist; print(build_sdist(sys.argv[1]))",
-         str(tmp_path)], cwd=ROOT, check=True, capture_output=True, text=True, timeout=300).stdout.strip()
+         str(tmp_path)], cwd=used_clone, check=True, capture_output=True, text=True, timeout=300).stdout.strip()
     with tarfile.open(tmp_path / built) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml",
                  "pyproject.toml", "lua/addPrioritizedJob-9.lua", "tests/conftest.py", "benchmarks/run.py",
                  *(f"notebooks/{nb}" for nb in NOTEBOOKS)):
         assert name in names, f"the sdist lacks {name}"
-    assert not [name for name in names if "__pycache__" in name or ".ipynb_checkpoints" in name]
+    assert [name for name in names if _left_by_use(name) or name.startswith("notebooks/.")] == []
 
 
 # -- installed into a fresh venv, run from an empty folder ----------------------------------------------------

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from echomq_viz._refresh import quieten
+from echomq_viz._stills import stale_stills
 from echomq_viz.export import WIDGET_STATE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +59,36 @@ def test_refresh_stores_outputs_widgets_and_figures_and_nothing_volatile(tmp_pat
 
     assert _refresh(path).returncode == 0  # an unchanged notebook, run again: the same bytes
     assert path.read_bytes() == first
+
+
+VIEW_NOTEBOOK = nbformat.v4.new_notebook(cells=[
+    nbformat.v4.new_code_cell("from echomq_viz.widgets import HeroView\nhero = HeroView(None, priority=1, counter=1)\nhero"),
+    nbformat.v4.new_code_cell("hero.set(priority=5, counter=2**32 - 1)"),
+], metadata=WIDGET_NOTEBOOK.metadata)
+
+
+@pytest.mark.slow
+def test_refresh_stores_each_views_still_from_its_figures_state_at_the_end(tmp_path):
+    """A view is shown at priority 1, then a later cell moves it to 5: the
+    still beside it (what GitHub shows) is priority 5's, the figure's state."""
+    path = tmp_path / "view.ipynb"
+    nbformat.write(VIEW_NOTEBOOK, path)
+    result = _refresh(path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    nb = json.loads(path.read_text())
+    (shown,) = [out["data"] for out in nb["cells"][0]["outputs"] if "image/png" in out.get("data", {})]
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    (canvas,) = [m["state"] for m in state.values() if m["model_name"] == "MPLCanvasModel"]
+    assert shown["image/png"] == canvas["_data_url"].split(",", 1)[1]
+    assert stale_stills(nb) == []
+
+    first = nbformat.read(path, as_version=4)  # the same notebook without the move: another still
+    first.cells.pop()
+    nbformat.write(first, path)
+    assert _refresh(path).returncode == 0
+    (at_one,) = [out["data"]["image/png"] for out in json.loads(path.read_text())["cells"][0]["outputs"]
+                 if "image/png" in out.get("data", {})]
+    assert at_one != shown["image/png"]
 
 
 def test_quieten_renumbers_every_reference_to_a_widget():

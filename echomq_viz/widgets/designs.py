@@ -58,7 +58,7 @@ class DesignsView(View):
         capacity = max(len(s.jobs) for s in SCENARIOS)
         self.fig = figure(8.4, 2.1)
         self.right_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), capacity,
-                                                  "right: the real scripts pop")
+                                                  "the real scripts pop")
         self.design_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), capacity)
         self.switch = w.ToggleButtons(options=[(SWITCH_LABELS[k], k) for k in _SCENARIOS], value=scenario,
                                       description="design", style={"button_width": "150px"})

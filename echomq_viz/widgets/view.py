@@ -99,7 +99,7 @@ class View:
 
     def __init__(self) -> None:
         self.status = Status()
-        self.caption = w.HTML()
+        self.caption = w.HTML().add_class("echomq-viz-caption")  # the app names its figure after it
 
     def describe(self) -> str:
         """The figure in one or two sentences, as it is now."""

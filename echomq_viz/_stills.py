@@ -1,0 +1,70 @@
+"""The stills: the image each figure shows a reader without a kernel.
+
+A view displays as its widgets plus a still, an ``image/png`` beside the
+widget view in the cell's output (see ``View._repr_mimebundle_``); GitHub,
+nbviewer and a projector before the kernel is up show only the still. It is
+drawn when the view is first shown, but later cells move the view's sliders
+and press its buttons, and the prose speaks of the state they leave. So
+after a run (:func:`echomq_viz.export.execute_with_widgets`, which also
+stores every figure's current image in the widget state) each still is
+replaced with its figure's current image, and :func:`stale_stills` finds a
+notebook stored otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterator
+
+from .export import WIDGET_STATE
+
+__all__ = ["VIEW", "REFERENCE", "reach_models", "view_stills", "store_stills", "stale_stills"]
+
+VIEW = "application/vnd.jupyter.widget-view+json"  # the mime type of a widget view in an output
+REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")  # how one widget model names another
+
+
+def reach_models(state: dict, model_id: str, order: list[str]) -> list[str]:
+    """Append to ``order`` the model ``model_id`` of the widget ``state`` and
+    every model it refers to, however deep: depth first, attributes by name,
+    each model once. Returns ``order``."""
+    if model_id not in state or model_id in order:
+        return order
+    order.append(model_id)
+    attributes = state[model_id].get("state", {})
+    for name in sorted(attributes):
+        for referenced in REFERENCE.findall(json.dumps(attributes[name], sort_keys=True)):
+            reach_models(state, referenced, order)
+    return order
+
+
+def view_stills(nb) -> Iterator[tuple[dict, list[str]]]:
+    """Each output showing a widget view beside a still, with the current
+    images (base64 PNGs, from the widget state) of the figures the view holds."""
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if VIEW in data and "image/png" in data:
+                held = reach_models(state, data[VIEW].get("model_id", ""), [])
+                yield data, [state[m]["state"]["_data_url"].split(",", 1)[-1] for m in sorted(held)
+                             if state[m].get("model_name") == "MPLCanvasModel" and state[m]["state"].get("_data_url")]
+
+
+def store_stills(nb) -> int:
+    """Replace each still with the current image of the one figure its view
+    holds. Returns how many were replaced."""
+    replaced = 0
+    for data, images in view_stills(nb):
+        if len(images) == 1:
+            data["image/png"] = images[0]
+            replaced += 1
+    return replaced
+
+
+def stale_stills(nb) -> list[int]:
+    """Which stills (their places, counted in output order) differ from the
+    current image of every figure their view holds."""
+    return [place for place, (data, images) in enumerate(view_stills(nb))
+            if images and "".join(data["image/png"]).replace("\n", "") not in images]

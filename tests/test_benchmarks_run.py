@@ -1,0 +1,77 @@
+"""benchmarks/run.py's main loop: a part that fails is recorded as missed,
+with its reason on one line, and the other parts still report. Tiny fake
+parts stand in for the timed ones: nothing here is measured."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_run():
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # run.py imports classroom.py as its neighbour
+    try:
+        spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+run = _load_run()
+
+
+def _timed_out(quick: bool) -> dict:
+    raise TimeoutError("Locator.wait_for: Timeout 60000ms exceeded.\n=== logs ===\n  waiting for canvas")
+
+
+PARTS = {
+    "first": lambda quick: {"first_ms": 1.5, "first_quick": quick},
+    "browser": _timed_out,
+    "last": lambda quick: {"last_count": 3},
+}
+
+
+def test_a_failing_part_is_recorded_as_missed_and_the_others_still_report(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert run.main(["--quick"], parts=PARTS, out=out) == 1
+    results = json.loads(out.read_text())
+    assert results["first_ms"] == 1.5 and results["first_quick"] is True
+    assert results["last_count"] == 3  # the part after the failure ran
+    assert results["browser_error"] == "TimeoutError: Locator.wait_for: Timeout 60000ms exceeded."
+    assert not any(key.startswith(("first_error", "last_error")) for key in results)
+    printed = capsys.readouterr()
+    assert "browser_error  TimeoutError: Locator.wait_for" in printed.out
+    assert "Traceback" not in printed.out + printed.err
+    assert "missed: browser failed" in printed.err
+
+
+def test_every_part_reporting_exits_zero_and_a_rerun_clears_the_old_miss(tmp_path):
+    out = tmp_path / "results.json"
+    assert run.main([], parts=PARTS, out=out) == 1
+    fixed = {**PARTS, "browser": lambda quick: {"browser_figure_p50_ms": 40.0}}
+    assert run.main(["--only", "browser"], parts=fixed, out=out) == 0
+    results = json.loads(out.read_text())
+    assert "browser_error" not in results
+    assert results["browser_figure_p50_ms"] == 40.0
+    assert results["first_ms"] == 1.5  # the other parts' figures stay
+
+
+def test_the_reason_is_one_line_even_without_a_message():
+    def failing(exc):
+        def part(quick):
+            raise exc
+        return part
+
+    results: dict = {}
+    failed = run.run_parts({"bare": failing(RuntimeError()), "padded": failing(ValueError("\n\n  bad size\nmore")),
+                            "long": failing(OSError("x" * 1000 + "\ny"))}, True, results)
+    assert failed == ["bare", "padded", "long"]
+    assert results["bare_error"] == "RuntimeError"
+    assert results["padded_error"] == "ValueError: bad size"
+    assert "\n" not in results["long_error"] and len(results["long_error"]) < 300
