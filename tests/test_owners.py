@@ -4,9 +4,8 @@ back before anything else is written, and refusals say one clear line."""
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -27,78 +26,17 @@ from echomq_viz.server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# A kernel, driven line by line: each command answers one JSON line, an error as {"error": "<its one line>"}.
-OWNER = r"""
-import json, sys
-from echomq_viz.keys import Keys
-from echomq_viz.live import Demo
-from echomq_viz.server import connect
 
-demo = Demo(sys.argv[2], client=connect(sys.argv[1]))
-print(json.dumps(demo.queue), flush=True)
-for line in sys.stdin:
-    command, *args = line.split()
-    try:
-        if command == "add":
-            reply = demo.add_batch([2] * int(args[0]))
-        elif command == "queue":
-            reply = demo.queue
-        elif command == "state":  # what a consistent queue holds
-            ids = [entry.job_id for entry in demo.entries()]
-            reply = {"queue": demo.queue, "ids": ids, "counters": [e.counter for e in demo.entries()],
-                     "pc": demo.priority_counter(), "id": demo.client.get(Keys.id(demo.ctx)),
-                     "hashes": sum(demo.client.exists(Keys.job(demo.ctx, i)) for i in ids)}
-    except Exception as exc:
-        reply = {"error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(reply), flush=True)
-"""
+def _load_bench():
+    """benchmarks/lease.py: its kernel (a process holding a Demo) is this module's too."""
+    spec = importlib.util.spec_from_file_location("lease_bench", ROOT / "benchmarks" / "lease.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class Kernel:
-    """A process holding ``Demo(name)`` on ``url`` with a lease of ``lease`` seconds."""
-
-    def __init__(self, url: str, lease: float, name: str = "viz-lease") -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), ENV_LEASE: str(lease)}
-        self.process = subprocess.Popen([sys.executable, "-c", OWNER, url, name], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, env=env)
-        self.queue = self._read()
-        self.token = self.queue.rsplit("@", 1)[1]
-
-    def _read(self):
-        ready, _, _ = select.select([self.process.stdout], [], [], 60)
-        assert ready, "the kernel did not answer"
-        line = self.process.stdout.readline()
-        assert line, f"the kernel ended (exit {self.process.wait(5)})"
-        return json.loads(line)
-
-    def ask(self, command: str):
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return self._read()
-
-    def pause(self) -> None:
-        os.kill(self.process.pid, signal.SIGSTOP)
-
-    def resume(self) -> None:
-        os.kill(self.process.pid, signal.SIGCONT)
-
-    def __enter__(self) -> "Kernel":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.resume()
-        self.process.stdin.close()
-        self.process.wait(30)
-        self.process.stdout.close()
-
-
-def wait_until(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
+lease_bench = _load_bench()
+Kernel, Cleaner, wait_until = lease_bench.Kernel, lease_bench.Cleaner, lease_bench.wait_until
 
 
 class Writes:
@@ -203,27 +141,14 @@ def test_a_kernel_paused_past_its_lease_never_writes_again_while_clean_runs(w, w
         writes = Writes(watched.client(), paused.token)
         paused.pause()  # SIGSTOP: the lid closes
         assert wait_until(lambda: not w.exists(lease_key(paused.token)), 10), "the lease never lapsed"
-        cleaned = [clean_orphans(w)]
-        assert cleaned[0] > 3  # its queue is gone: pc, id, the set, the job hashes
-
-        stop = threading.Event()
-
-        def keep_cleaning() -> None:
-            while not stop.is_set():
-                cleaned.append(clean_orphans(w))
-
-        cleaner = threading.Thread(target=keep_cleaning)
-        cleaner.start()
-        try:
+        assert clean_orphans(w) > 3  # its queue is gone: pc, id, the set, the job hashes
+        with Cleaner(w):
             paused.resume()  # SIGCONT: its renewal thread wakes up
             time.sleep(1.5)  # more than four renewal periods of a 1 s lease
             error = paused.ask("add 1")
             after = paused.ask("add 4")
             state = paused.ask("state")
             alive_state = alive.ask("state")
-        finally:
-            stop.set()
-            cleaner.join(30)
         assert set(error) == {"error"} and one_clear_line(error["error"]) and error["error"].startswith("LeaseLost")
         assert paused.queue in error["error"] and state["queue"] in error["error"]
         assert after == ["1", "2", "3", "4"] and consistent(state, 4)  # a fresh queue, none of it cleaned
