@@ -14,7 +14,9 @@ meanwhile are never written again. :func:`claim`, which every ``Demo`` call
 makes first, then hands out a fresh token: fresh queues. The one exception is
 a server that restarted empty (its INFO ``run_id`` changed): nobody can have
 cleaned what it lost, so the lease is taken again as soon as a connection to it
-is set up, before any other command on it.
+is set up, before any other command on it. Not on a Redis Cluster: there a lost
+lease is always a lapse (a fresh token), so a lease found absent stays absent,
+which is what lets ``clean`` check it and delete in two steps (other slots).
 
 ``ECHOMQ_VIZ_LEASE_SECONDS`` (1..3600, default 30) sets the lease, read at import.
 """
