@@ -136,7 +136,7 @@ def test_a_lapse_seen_after_a_reconnect_is_still_a_lapse(w):
 
 @pytest.mark.slow
 def test_a_kernel_paused_past_its_lease_never_writes_again_while_clean_runs(w, watched):
-    with Kernel(watched.url, lease=1) as paused, Kernel(watched.url, lease=30) as alive:
+    with Kernel(watched.url, lease=2) as paused, Kernel(watched.url, lease=30) as alive:
         assert paused.ask("add 3") == ["1", "2", "3"] and alive.ask("add 2") == ["1", "2"]
         writes = Writes(watched.client(), paused.token)
         paused.pause()  # SIGSTOP: the lid closes
@@ -144,7 +144,7 @@ def test_a_kernel_paused_past_its_lease_never_writes_again_while_clean_runs(w, w
         assert clean_orphans(w) > 3  # its queue is gone: pc, id, the set, the job hashes
         with Cleaner(w):
             paused.resume()  # SIGCONT: its renewal thread wakes up
-            time.sleep(1.5)  # more than four renewal periods of a 1 s lease
+            time.sleep(2.5)  # more than three renewal periods of a 2 s lease
             error = paused.ask("add 1")
             after = paused.ask("add 4")
             state = paused.ask("state")
@@ -163,7 +163,7 @@ def test_clean_over_100k_keys_never_deletes_a_resumed_or_live_kernels_keys(w, wa
         for n in range(100_000):
             pipe.set(f"emq:{{viz-dead-{n % 50}@0badc0de}}:{n}", "x")
         pipe.execute()
-    with Kernel(watched.url, lease=1) as paused, Kernel(watched.url, lease=30) as alive:
+    with Kernel(watched.url, lease=2) as paused, Kernel(watched.url, lease=30) as alive:
         paused.ask("add 5")
         writes = Writes(watched.client(), paused.token)
         paused.pause()
