@@ -22,7 +22,7 @@ from .keys import MAX_NAME_LENGTH, Keys, QueueContext
 from . import owners
 from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, check_client, claim, clean_orphans
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
-from .scripts import Job, Scripts, encode_job_data, validate_priority
+from .scripts import Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
 from .server import connect
 
 __all__ = [
@@ -115,8 +115,8 @@ class Demo:
         works on a queue of its own. ``name`` keeps the base name, ``owner``
         the token, ``queue`` and ``ctx`` the full name.
 
-    Every call first proves this process's lease is still its own (one
-    atomic compare-and-renew). If it lapsed (the kernel was paused past
+    Every call checks its arguments, then proves this process's lease is
+    still its own (one atomic compare-and-renew). If it lapsed (the kernel was paused past
     it, and ``echomq-viz clean`` may have emptied the queue), the call writes
     nothing and raises :class:`LeaseLost`; the Demo then works on a fresh
     queue under the process's new owner token.
@@ -201,21 +201,25 @@ class Demo:
 
     def add(self, name: str, priority: int, data=None) -> str:
         """Add a prioritized job the ordinary way: the counter is the next INCR."""
+        check_text("job name", name)
+        validate_priority(priority)
+        encode_job_data({} if data is None else data)
         self._hold()
         return self.scripts.add_prioritized_job(self.ctx, name, {} if data is None else data, priority)
 
     def add_waiting(self, name: str, data=None) -> str:
         """Add a job without priority: it goes to the wait list."""
+        check_text("job name", name)
+        encode_job_data({} if data is None else data)
         self._hold()
         return self.scripts.add_standard_job(self.ctx, name, {} if data is None else data)
 
     def add_batch(self, priorities: Sequence[int], name: str = "job") -> list[str]:
         """Add one job per priority, in order, through the pipelined bulk add."""
         check_text("job name", name)
+        jobs = [(f"{name}-{i}", {"i": i}, validate_priority(p)) for i, p in enumerate(priorities)]
         self._hold()
-        return self.scripts.add_prioritized_jobs(
-            self.ctx, [(f"{name}-{i}", {"i": i}, p) for i, p in enumerate(priorities)]
-        )
+        return self.scripts.add_prioritized_jobs(self.ctx, jobs)
 
     def _set_pc_for(self, counter: int) -> None:
         """Set ``pc`` so that the next ``INCR pc`` gives ``counter`` (mod 2**32)."""
@@ -224,6 +228,7 @@ class Demo:
 
     def set_counter(self, value: int) -> None:
         """Set ``pc`` itself: the next prioritized job gets ``value + 1``."""
+        value = validate_priority_counter(value)
         self._hold()
         self.scripts.set_priority_counter(self.ctx, value)
 
@@ -254,18 +259,21 @@ class Demo:
         return self.scripts.priority_counter(self.ctx)
 
     def counts(self, priorities: Sequence[int]) -> dict[int, int]:
+        asked = [validate_priority(p, lowest=0) for p in priorities]
         self._hold()
-        return self.scripts.counts_per_priority(self.ctx, priorities)
+        return self.scripts.counts_per_priority(self.ctx, asked)
 
     # -- consuming -------------------------------------------------------------------
 
     def pop(self, token: str = "viz-worker") -> Job | None:
         """Take the next job through ``moveToActive-11``."""
+        check_text("lock token", token)
         self._hold()
         return self.scripts.move_to_active(self.ctx, token, 60_000)
 
     def drain(self, token: str = "viz-worker") -> list[Job]:
         """Take every job, in the order the consume script hands them out."""
+        check_text("lock token", token)
         self._hold()
         return self.scripts.drain(self.ctx, token, 60_000)
 

@@ -29,6 +29,7 @@ __all__ = [
     "BatchError",
     "Scripts",
     "validate_priority",
+    "validate_priority_counter",
     "encode_job_data",
     "MAX_LOCK_MS",
     "MAX_TIMESTAMP_MS",
@@ -91,6 +92,11 @@ def validate_priority(priority: object, lowest: int = 1) -> int:
         if priority == 0:
             raise ValueError(f"{exc} (0 means no priority: use add_standard_job)") from None
         raise
+
+
+def validate_priority_counter(value: object) -> int:
+    """A value ``pc`` may be set to: ``0..MAX_PRIORITY_COUNTER``, so INCR stays exact."""
+    return check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
 
 
 def _check_timestamp(timestamp: int | None) -> int:
@@ -388,7 +394,7 @@ class Scripts:
 
     def set_priority_counter(self, ctx: QueueContext, value: int) -> None:
         """Set ``pc`` so that the next prioritized job gets counter ``value + 1``."""
-        value = check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
+        value = validate_priority_counter(value)
         self.client.set(Keys.pc(ctx), value)
 
     def reset(self, ctx: QueueContext) -> int:

@@ -134,6 +134,29 @@ def test_a_lapse_seen_after_a_reconnect_is_still_a_lapse(w):
         owner.release()
 
 
+BAD_CALLS = {
+    "add": (lambda d: d.add("j", 0), ValueError), "add_waiting": (lambda d: d.add_waiting(""), ValueError),
+    "add_batch": (lambda d: d.add_batch([1, 2**21]), ValueError),
+    "set_counter": (lambda d: d.set_counter(-1), ValueError),
+    "counts": (lambda d: d.counts([-1]), ValueError), "pop": (lambda d: d.pop(""), ValueError),
+    "drain": (lambda d: d.drain(7), TypeError), "add_at_counter": (lambda d: d.add_at_counter("j", 1, -1), ValueError),
+}
+
+
+@pytest.mark.parametrize("call", BAD_CALLS)
+def test_bad_input_is_refused_before_the_lease_is_proved(r, keyspace, call):
+    demo = Demo("viz-refused", client=r)
+    demo.add("kept", 1)
+    owner = demo.owner
+    r.delete(lease_key(owner))  # lapsed: proving it would move this process to a new token
+    action, error = BAD_CALLS[call]
+    with assert_refused(error, keyspace=keyspace):
+        action(demo)
+    assert demo.owner == owner == owners.this_owner() and not r.exists(lease_key(owner))
+    with pytest.raises(LeaseLost):
+        demo.add("then the lapse is found", 1)
+
+
 @pytest.mark.slow
 def test_a_kernel_paused_past_its_lease_never_writes_again_while_clean_runs(w, watched):
     with Kernel(watched.url, lease=2) as paused, Kernel(watched.url, lease=30) as alive:
