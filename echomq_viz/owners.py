@@ -296,16 +296,19 @@ class _Owner:
 
     def _take(self, client: Any) -> None:
         server = _Server(client, self.token, self._set_up)
-        while not server.lease_node.set(lease_key(self.token), self._proof, nx=True,
-                                         px=int(LEASE_SECONDS * 1000)):
-            if server.lease_node.get(lease_key(self.token)) == self._proof:
-                break  # ours already: the same server under another address
-            if self._servers:
+        try:
+            while not server.lease_node.set(lease_key(self.token), self._proof, nx=True,
+                                             px=int(LEASE_SECONDS * 1000)):
+                if server.lease_node.get(lease_key(self.token)) == self._proof:
+                    break  # ours already: the same server under another address
+                if self._servers:
+                    raise RuntimeError(f"another live process owns the token {self.token}: restart this one")
+                self.token = secrets.token_hex(4)  # a twin; nothing is named after ours yet
                 server.close()
-                raise RuntimeError(f"another live process owns the token {self.token}: restart this one")
-            self.token = secrets.token_hex(4)  # a twin; nothing is named after ours yet
+                server = _Server(client, self.token, self._set_up)
+        except BaseException:
             server.close()
-            server = _Server(client, self.token, self._set_up)
+            raise
         self._servers[_identity(client)] = server
         if self._thread is None:
             self._thread = threading.Thread(target=self._keep_alive, name="echomq-viz-lease", daemon=True)
