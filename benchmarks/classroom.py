@@ -25,7 +25,10 @@ What is reported (each step, and as ``classroom_*`` keys for the last one):
 - kernel RSS: resident memory of each student's kernel (psutil) at the end of
   a step; the largest is reported;
 - max sessions: the largest ramp step N such that it and every smaller step
-  kept p95 <= 100 ms with all N students still at work.
+  kept p95 <= 100 ms with all N students still at work;
+- a pause (:func:`pause_step`, after the ramp): one student's kernel is
+  stopped (SIGSTOP) for ``--pause`` seconds, past its lease, while the others
+  work and ``echomq-viz clean`` runs; reported as ``classroom_pause_*``.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ GOALS = {
     "classroom_max_sessions": (">=", 60), "classroom_p95_ms": ("<=", P95_LIMIT_MS),
     "classroom_errors": ("<=", 0), "classroom_crosstalk": ("<=", 0),
     "classroom_kernel_rss_mb": ("<=", 150),
+    "classroom_pause_others_errors": ("<=", 0), "classroom_pause_crosstalk": ("<=", 0),
+    "classroom_pause_one_clear_line": (">=", 1),
 }
 
 # HeroView's VBox, in order (the counter slider sits in an HBox with its exact box).
@@ -525,7 +530,7 @@ async def _join_all(students: list[Student], record: Record) -> list[Student]:
     return [s for s in joined if s is not None]
 
 
-async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) -> dict:
+async def run_classroom(app: App, ramp: list[int], seconds: float, log=print, pause_s: float = 0) -> dict:
     record = Record()
     present: list[Student] = []
     hands: list[asyncio.Task] = []
@@ -563,11 +568,12 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) ->
                 "load_1min": round(os.getloadavg()[0], 2),
             })
             log(_step_line(steps[-1]))
+        paused = await pause_step(app, present, record, pause_s, log) if pause_s else {}
     finally:
         stop.set()
         await asyncio.gather(*hands, return_exceptions=True)
         await asyncio.gather(*(s.leave() for s in present), return_exceptions=True)
-    return summarize(steps, record)
+    return {**summarize(steps, record), **paused}
 
 
 def summarize(steps: list[dict], record: Record) -> dict:
@@ -604,20 +610,94 @@ HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'
           f"{'press_p95':>9} {'errors':>6} {'crosstalk':>9} {'rss_mb':>7} {'load':>6} cpu% {'/'.join(CPU_PARTS)}")
 
 
-def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print) -> dict:
+def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print,
+                    pause_s: float = 40.0) -> dict:
     """Start the app, run the ramp up to ``sessions`` students, stop the app;
     the ``classroom_*`` results (for ``benchmarks/run.py`` too)."""
     ramp = sorted({n for n in (ramp or []) if n < sessions} | {sessions})
     load_before = os.getloadavg()[0]
     log(HEADER)
     with App() as app:
-        results = asyncio.run(run_classroom(app, ramp, seconds, log))
+        results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
     results["classroom_seconds_per_step"] = seconds
     results["classroom_leftover_processes"] = len(app.leftovers)
     # Other work on the machine shows in the load before the run (ours adds to it during).
     results["classroom_machine"] = (f"{os.cpu_count()} cpu, load {load_before:.2f} before the run, "
                                     f"{os.getloadavg()[0]:.2f} at the end")
     return results
+
+
+# -- a kernel paused past its lease -------------------------------------------------------------------
+
+
+def _kernel_process(app: App, kernel_id: str) -> psutil.Process | None:
+    for proc in app.family():
+        try:
+            if f"kernel-{kernel_id}.json" in " ".join(proc.cmdline()):
+                return proc
+        except psutil.Error:
+            pass
+    return None
+
+
+async def _clean(url: str) -> int:
+    """``echomq-viz clean`` on ``url``, the real command: how many keys it removed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = await asyncio.create_subprocess_exec(sys.executable, "-m", "echomq_viz", "clean", "--url", url, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await done.communicate()
+    found = re.search(r"removed (\d+)", out.decode())
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"echomq-viz clean failed: {err.decode().strip()[-200:]}")
+    return int(found.group(1))
+
+
+async def pause_step(app: App, present: list[Student], record: Record, pause_s: float, log=print) -> dict:
+    """Student 0 leaves its kernel stopped (SIGSTOP, as a closed laptop lid)
+    for ``pause_s`` while the others drag and ``echomq-viz clean`` runs every
+    few seconds; then it comes back and switches "live on Redis" on twice.
+    The first press must show one clear line (its lease lapsed, its queue may
+    be cleaned), the second must work, on a fresh queue. The others: no error,
+    no cross-talk, in the whole step."""
+    kernel = _kernel_process(app, present[0].kernel_id) if len(present) > 1 else None
+    if kernel is None:
+        log("pause step skipped: it needs two students and the first one's kernel")
+        return {"classroom_pause_one_clear_line": None}
+    student, started = present[0], time.monotonic()
+    student.closed = True  # its hands rest; its drag ends
+    url = kernel.environ()["REDIS_URL"]
+    cleaned = 0
+    kernel.suspend()
+    try:
+        while time.monotonic() < started + pause_s:
+            cleaned += await _clean(url)
+            await asyncio.sleep(min(5.0, max(0.0, started + pause_s - time.monotonic())))
+    finally:
+        kernel.resume()
+    cleaned += await _clean(url)  # after the lease lapsed for sure
+    student.closed = False
+    mine = f"student {student.number}: "
+    await student.press()
+    lines = [what.removeprefix(mine) for at, what in record.errors if at >= started and what.startswith(mine)]
+    student.last_job_id = None  # a fresh queue: its ids start again
+    pressed = len(record.presses)
+    await student.press()
+    status = [line for line in lines if line.startswith("the view's status:")]
+    # What the paused student saw on return is reported here, not as the run's errors.
+    record.errors[:] = [(at, what) for at, what in record.errors if at < started or not what.startswith(mine)]
+    others = [what for at, what in record.errors if at >= started and not what.startswith(mine)]
+    crosstalk = [what for at, what in record.crosstalk if at >= started]
+    step = {
+        "classroom_pause_s": pause_s, "classroom_pause_cleaned_keys": cleaned,
+        "classroom_pause_resumed_lines": lines,
+        "classroom_pause_one_clear_line": int(len(status) == 1 and "lease" in status[0] and "\n" not in status[0]),
+        "classroom_pause_second_press_ok": int(len(record.presses) > pressed),
+        "classroom_pause_others_errors": len(others), "classroom_pause_crosstalk": len(crosstalk),
+        "classroom_pause_samples": (others + crosstalk)[:5],
+    }
+    log(f"pause {pause_s:g} s: {cleaned} keys cleaned; on return {lines}; others: {len(others)} errors, "
+        f"{len(crosstalk)} cross-talk")
+    return step
 
 
 def _positive_ints(text: str) -> list[int]:
@@ -636,13 +716,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ramp", type=_positive_ints, default=[10, 20, 40],
                         help="student counts measured on the way, e.g. 10,20,40 (default)")
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step (default 20)")
+    parser.add_argument("--pause", type=float, default=40.0,
+                        help="seconds one kernel is stopped after the ramp (0: none; default 40, past the 30 s lease)")
     parser.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= 200:
         parser.error(f"--sessions must be in 1..200, got {args.sessions}")
     if not 1 <= args.seconds <= 600:
         parser.error(f"--seconds must be in 1..600, got {args.seconds:g}")
-    results = bench_classroom(args.sessions, args.ramp, args.seconds)
+    if not 0 <= args.pause <= 600:
+        parser.error(f"--pause must be in 0..600, got {args.pause:g}")
+    results = bench_classroom(args.sessions, args.ramp, args.seconds, pause_s=args.pause)
     width = max(len(k) for k in results)
     for key, value in results.items():
         if key == "classroom_steps":

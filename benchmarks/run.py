@@ -40,6 +40,7 @@ from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -184,6 +185,7 @@ def bench_bands(jobs: int) -> dict:
 
 GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=", 5)})
 GOALS.update(CLASSROOM_GOALS)
+GOALS.update(LEASE_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -380,6 +382,7 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "inspect": lambda quick: bench_inspect(100_000 if quick else 1_000_000),
     "classroom": lambda quick: bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40],
                                                10 if quick else 20),
+    "lease": lambda quick: bench_lease(1 if quick else 3),
     "browser": lambda quick: bench_browser(10 if quick else 40),
     "tests": lambda quick: bench_test_suite(),
 }

@@ -49,10 +49,10 @@ _WHERE = {
          "priority_scores_array", "split_scores_array", "TIER_SPAN", "COUNTER_MASK", "PRIORITY_LIMIT",
          "EXACT_LIMIT", "MAX_SCORE", "MAX_PRIORITY_COUNTER"), "echomq_viz.score"),
     **dict.fromkeys(("Keys", "QueueContext", "KEY_TYPES", "validate_job_id", "key_slot"), "echomq_viz.keys"),
-    **dict.fromkeys(("Scripts", "Job", "DrainError", "validate_priority"), "echomq_viz.scripts"),
+    **dict.fromkeys(("Scripts", "Job", "DrainError", "BatchError", "validate_priority"), "echomq_viz.scripts"),
     **dict.fromkeys(("connect", "RedisServer", "RedisUnavailable", "redact_url"), "echomq_viz.server"),
     **dict.fromkeys(("Demo", "seeded_priorities"), "echomq_viz.live"),
-    "clean_orphans": "echomq_viz.owners",
+    **dict.fromkeys(("clean_orphans", "LeaseLost"), "echomq_viz.owners"),
     **dict.fromkeys(("inspect_queue", "QueueReport", "Finding"), "echomq_viz.inspection"),
     "LocalCluster": "echomq_viz.cluster",
 }

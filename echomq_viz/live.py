@@ -19,13 +19,14 @@ from typing import Sequence
 
 from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
-from .owners import DEMO_PREFIX, OWNER_MARK, check_client, claim, clean_orphans
+from . import owners
+from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, check_client, claim, clean_orphans
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
-from .scripts import Job, Scripts, encode_job_data, validate_priority
+from .scripts import Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
 from .server import connect
 
 __all__ = [
-    "DEMO_PREFIX", "Entry", "Comparison", "Demo", "clean_orphans", "seeded_priorities",
+    "DEMO_PREFIX", "Entry", "Comparison", "Demo", "LeaseLost", "clean_orphans", "seeded_priorities",
     "past_the_limit_source", "checked_job",
 ]
 
@@ -113,6 +114,12 @@ class Demo:
         ``<queue>@<owner>``: another process's ``Demo`` of the same name
         works on a queue of its own. ``name`` keeps the base name, ``owner``
         the token, ``queue`` and ``ctx`` the full name.
+
+    Every call checks its arguments, then proves this process's lease is
+    still its own (one atomic compare-and-renew). If it lapsed (the kernel was paused past
+    it, and ``echomq-viz clean`` may have emptied the queue), the call writes
+    nothing and raises :class:`LeaseLost`; the Demo then works on a fresh
+    queue under the process's new owner token.
     :param client: a redis-py client; :func:`echomq_viz.server.connect` by
         default (``REDIS_URL``, else the embedded server).
     """
@@ -132,9 +139,19 @@ class Demo:
         """The queue's full name, ``<name>@<owner>``."""
         return self.ctx.queue
 
+    def _hold(self) -> None:
+        """Prove the lease before touching the queue; on a lapse, move to a fresh queue and say so."""
+        owner = claim(self.client)
+        if owner != self.owner:
+            lapsed, self.owner = self.queue, owner
+            self.ctx = QueueContext(f"{self.name}{OWNER_MARK}{owner}")
+            raise LeaseLost(f"this kernel's lease lapsed (paused over {owners.LEASE_SECONDS:g} s?), so {lapsed} may "
+                            f"have been cleaned: nothing was done; this Demo now uses {self.queue}, run it again")
+
     def reset(self) -> int:
-        """Delete this demo queue's keys and nothing else; renews the lease."""
-        claim(self.client)
+        """Delete this demo queue's keys and nothing else; renews the lease
+        (never writing it first: a Redis out of memory still deletes)."""
+        self._hold()
         return self.scripts.reset(self.ctx)
 
     # -- adding --------------------------------------------------------------
@@ -149,9 +166,11 @@ class Demo:
         priority = validate_priority(priority)
         data = {} if data is None else data
         encode_job_data(data)
-        self._set_pc_for(_check_counter(counter))
+        counter = _check_counter(counter)
+        self._hold()
+        self._set_pc_for(counter)
         job_id = self.scripts.add_prioritized_job(self.ctx, name, data, priority)
-        return job_id, self.stored_score(job_id)
+        return job_id, self._stored_score(job_id)
 
     def add_past_the_limit_for_teaching(
         self, name: str, priority: int, counter: int | None = None
@@ -167,7 +186,10 @@ class Demo:
         check_text("job name", name)
         priority = check_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, why="2**32 - 1")
         if counter is not None:  # checked, like the name and priority, before pc changes
-            self._set_pc_for(_check_counter(counter))
+            counter = _check_counter(counter)
+        self._hold()
+        if counter is not None:
+            self._set_pc_for(counter)
         if self._past_the_limit is None:
             source = past_the_limit_source(self.scripts.sources["addPrioritizedJob"].source)
             self._past_the_limit = self.client.register_script(source)
@@ -175,22 +197,29 @@ class Demo:
         job_id = self._past_the_limit(
             keys=keys, args=[Keys.base(self.ctx), "", name, int(time.time() * 1000), "{}", priority]
         )
-        return job_id, self.stored_score(job_id)
+        return job_id, self._stored_score(job_id)
 
     def add(self, name: str, priority: int, data=None) -> str:
         """Add a prioritized job the ordinary way: the counter is the next INCR."""
+        check_text("job name", name)
+        validate_priority(priority)
+        encode_job_data({} if data is None else data)
+        self._hold()
         return self.scripts.add_prioritized_job(self.ctx, name, {} if data is None else data, priority)
 
     def add_waiting(self, name: str, data=None) -> str:
         """Add a job without priority: it goes to the wait list."""
+        check_text("job name", name)
+        encode_job_data({} if data is None else data)
+        self._hold()
         return self.scripts.add_standard_job(self.ctx, name, {} if data is None else data)
 
     def add_batch(self, priorities: Sequence[int], name: str = "job") -> list[str]:
         """Add one job per priority, in order, through the pipelined bulk add."""
         check_text("job name", name)
-        return self.scripts.add_prioritized_jobs(
-            self.ctx, [(f"{name}-{i}", {"i": i}, p) for i, p in enumerate(priorities)]
-        )
+        jobs = [(f"{name}-{i}", {"i": i}, validate_priority(p)) for i, p in enumerate(priorities)]
+        self._hold()
+        return self.scripts.add_prioritized_jobs(self.ctx, jobs)
 
     def _set_pc_for(self, counter: int) -> None:
         """Set ``pc`` so that the next ``INCR pc`` gives ``counter`` (mod 2**32)."""
@@ -199,11 +228,17 @@ class Demo:
 
     def set_counter(self, value: int) -> None:
         """Set ``pc`` itself: the next prioritized job gets ``value + 1``."""
+        value = validate_priority_counter(value)
+        self._hold()
         self.scripts.set_priority_counter(self.ctx, value)
 
     # -- reading ---------------------------------------------------------------
 
     def stored_score(self, job_id: str) -> float:
+        self._hold()
+        return self._stored_score(job_id)
+
+    def _stored_score(self, job_id: str) -> float:
         score = self.client.zscore(Keys.prioritized(self.ctx), job_id)
         if score is None:
             raise LookupError(f"job {job_id!r} is not in {Keys.prioritized(self.ctx)}")
@@ -211,26 +246,35 @@ class Demo:
 
     def entries(self) -> list[Entry]:
         """The prioritized set in pop order, each score split into its two keys."""
+        self._hold()
         return [Entry(job_id, score, *split_stored(score)) for job_id, score in self.scripts.prioritized(self.ctx)]
 
     def waiting(self) -> list[str]:
         """Job ids on the wait list, next to be taken first."""
+        self._hold()
         return list(reversed(self.client.lrange(Keys.wait(self.ctx), 0, -1)))
 
     def priority_counter(self) -> int | None:
+        self._hold()
         return self.scripts.priority_counter(self.ctx)
 
     def counts(self, priorities: Sequence[int]) -> dict[int, int]:
-        return self.scripts.counts_per_priority(self.ctx, priorities)
+        asked = [validate_priority(p, lowest=0) for p in priorities]
+        self._hold()
+        return self.scripts.counts_per_priority(self.ctx, asked)
 
     # -- consuming -------------------------------------------------------------------
 
     def pop(self, token: str = "viz-worker") -> Job | None:
         """Take the next job through ``moveToActive-11``."""
+        check_text("lock token", token)
+        self._hold()
         return self.scripts.move_to_active(self.ctx, token, 60_000)
 
     def drain(self, token: str = "viz-worker") -> list[Job]:
         """Take every job, in the order the consume script hands them out."""
+        check_text("lock token", token)
+        self._hold()
         return self.scripts.drain(self.ctx, token, 60_000)
 
     def compare(self, a: tuple[int, int], b: tuple[int, int]) -> Comparison:

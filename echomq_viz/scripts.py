@@ -26,8 +26,10 @@ from .script_stream import ScriptStream
 __all__ = [
     "Job",
     "DrainError",
+    "BatchError",
     "Scripts",
     "validate_priority",
+    "validate_priority_counter",
     "encode_job_data",
     "MAX_LOCK_MS",
     "MAX_TIMESTAMP_MS",
@@ -92,6 +94,11 @@ def validate_priority(priority: object, lowest: int = 1) -> int:
         raise
 
 
+def validate_priority_counter(value: object) -> int:
+    """A value ``pc`` may be set to: ``0..MAX_PRIORITY_COUNTER``, so INCR stays exact."""
+    return check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
+
+
 def _check_timestamp(timestamp: int | None) -> int:
     if timestamp is None:
         return _now_ms()
@@ -110,13 +117,6 @@ def encode_job_data(data: object) -> str:
     return check_text("job data", text)
 
 
-def _raise_first_error(replies: list[Any]) -> list[Any]:
-    for reply in replies:
-        if isinstance(reply, ResponseError):
-            raise reply
-    return replies
-
-
 class DrainError(ResponseError):
     """Redis refused a call of a drain; ``jobs`` holds every job the drain
     took (active and locked) before and after it."""
@@ -124,6 +124,15 @@ class DrainError(ResponseError):
     def __init__(self, message: str, jobs: list["Job"]) -> None:
         super().__init__(message)
         self.jobs = jobs
+
+
+class BatchError(ResponseError):
+    """Redis refused a job of a bulk add (e.g. out of memory); ``ids``
+    holds the jobs that went in all the same, in order."""
+
+    def __init__(self, message: str, ids: list[str]) -> None:
+        super().__init__(message)
+        self.ids = ids
 
 
 def _now_ms() -> int:
@@ -199,6 +208,8 @@ class Scripts:
         :param jobs: ``(name, data, priority)`` or ``(name, data, priority,
             job_id)`` tuples, added in order (so arrival order is kept).
         :returns: the job ids, in the same order.
+        :raises BatchError: when Redis refused a job (out of memory, say):
+            no chunk is sent after it, and its ``ids`` are the jobs that went in.
 
         Every job is validated before the first is sent.
         """
@@ -215,13 +226,24 @@ class Scripts:
         if not prepared:
             return []
         ids: list[str] = []
+        refused: list[ResponseError] = []
+
+        def take(replies: list[Any]) -> None:
+            for reply in replies:
+                (refused if isinstance(reply, ResponseError) else ids).append(reply)
+
         with self._stream("addPrioritizedJob", ctx) as stream:
             for start in range(0, len(prepared), chunk_size):
+                if refused:
+                    break
                 stream.send([stream.call(args) for args in prepared[start:start + chunk_size]])
                 if stream.in_flight > 1:
-                    ids.extend(_raise_first_error(stream.receive()))
+                    take(stream.receive())
             while stream.in_flight:
-                ids.extend(_raise_first_error(stream.receive()))
+                take(stream.receive())
+        if refused:
+            raise BatchError(f"Redis refused a job: {refused[0]} ({len(ids)} of {len(prepared)} jobs "
+                             f"went in: see .ids)", ids)
         return ids
 
     def add_standard_job(
@@ -372,7 +394,7 @@ class Scripts:
 
     def set_priority_counter(self, ctx: QueueContext, value: int) -> None:
         """Set ``pc`` so that the next prioritized job gets counter ``value + 1``."""
-        value = check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
+        value = validate_priority_counter(value)
         self.client.set(Keys.pc(ctx), value)
 
     def reset(self, ctx: QueueContext) -> int:

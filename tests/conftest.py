@@ -145,12 +145,12 @@ def ctx() -> QueueContext:
 def keyspace(redis_server: server_mod.RedisServer):
     """A function giving every key with its DUMP, to prove a refused call wrote nothing.
 
-    This process's own lease is left out: a background thread renews it every
-    few seconds (re-creating it after a FLUSHALL), whatever the test does."""
+    This process's own lease is left out: a Demo made after a FLUSHALL takes a
+    new one (under a new owner token), whatever the test does."""
     binary = redis_server.client(decode_responses=False)
-    own_lease = lease_key(this_owner()).encode()
 
     def snapshot() -> dict[bytes, bytes]:
+        own_lease = lease_key(this_owner()).encode()
         return {key: binary.dump(key) for key in binary.scan_iter(count=1000) if key != own_lease}
 
     yield snapshot

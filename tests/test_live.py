@@ -21,6 +21,8 @@ from echomq_viz.owners import lease_key
 from echomq_viz.score import TIER_SPAN, priority_score, split_score
 from echomq_viz.server import RedisServer
 
+from conftest import one_clear_line
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -119,9 +121,18 @@ def test_demo_queue_is_the_base_name_and_this_process_owner(demo, r):
     assert Demo("viz-other", client=r).owner == demo.owner  # one token per process
     assert r.exists(lease_key(demo.owner))
     assert 0 < r.pttl(lease_key(demo.owner)) <= owners.LEASE_SECONDS * 1000
-    r.delete(lease_key(demo.owner))  # lost, as in a restarted server
-    demo.reset()  # the start of every experiment claims it again
-    assert r.exists(lease_key(demo.owner))
+    lapsed = demo.queue
+    demo.add("kept", 1)
+    r.delete(lease_key(demo.owner))  # lapsed, as if paused past it: never taken back
+    before = {key: r.dump(key) for key in r.scan_iter()}
+    with pytest.raises(owners.LeaseLost) as info:
+        demo.add("after the lapse", 1)
+    assert one_clear_line(str(info.value)) and lapsed in str(info.value) and demo.queue in str(info.value)
+    after = {key: r.dump(key) for key in r.scan_iter()}
+    assert after == {**before, lease_key(demo.owner): after[lease_key(demo.owner)]}  # nothing but the new lease
+    assert demo.queue != lapsed and demo.owner == owners.this_owner() and r.exists(lease_key(demo.owner))
+    assert not r.exists(lease_key(lapsed.rsplit("@", 1)[1]))
+    assert demo.add("fresh", 1) == "1" and [e.job_id for e in demo.entries()] == ["1"]
 
 
 def test_an_owner_whose_token_is_taken_picks_another(r, redis_server):
