@@ -182,8 +182,8 @@ def _clean_orphans(url: str) -> int:
         client.close()
 
 
-def _one_line(exc: BaseException) -> str:
-    text = redact_url(str(exc)).strip().splitlines()
+def _one_line(exc: BaseException, url: str) -> str:
+    text = redact_url(str(exc), (url,)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
@@ -192,7 +192,7 @@ def _clean_at_start(url: str) -> None:
     try:
         removed = _clean_orphans(url)
     except Exception as exc:  # the notebooks work without it: say why, go on
-        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc)}")
+        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc, url)}")
         return
     if removed:
         _say(f"removed {removed} orphaned demo key(s) at {redact_url(url)}")
@@ -328,7 +328,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     except RedisUnavailable:
         raise
     except Exception as exc:  # e.g. a user without write permission: one line, nothing half done
-        print(f"echomq-viz clean: {_one_line(exc)}", file=sys.stderr)
+        print(f"echomq-viz clean: {_one_line(exc, url)}", file=sys.stderr)
         return 2
     print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
     return 0
