@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
-from .server import ENV_URL, RedisServer, RedisUnavailable, connect, redact_url, url_or_private_server
+from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 
 ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
 REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
@@ -173,10 +173,11 @@ def _sweep() -> None:
 
 
 def _clean_orphans(url: str) -> int:
-    """``echomq_viz.live.clean_orphans`` on the Redis at ``url``: how many it removed."""
+    """``echomq_viz.live.clean_orphans`` on the Redis (or the cluster of the node) at ``url``: how many it removed."""
+    from .cluster import connect_any
     from .live import clean_orphans  # here, not above: the other commands need none of live
 
-    client = connect(url)
+    client = connect_any(url)
     try:
         return int(clean_orphans(client))
     finally:
