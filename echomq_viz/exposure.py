@@ -23,8 +23,6 @@ import socket
 from pathlib import Path
 from typing import Callable, Sequence
 
-import psutil
-
 __all__ = ["LOOPBACK", "PUBLIC_PORTS", "requested_binds", "off_loopback", "bind_refusal", "token_refusal",
            "refusal", "port", "pinned", "for_voila", "Publication"]
 
@@ -132,6 +130,8 @@ def _addresses_to_give(address: str) -> list[str]:
     if address.strip() not in _EVERYWHERE:
         host = address.strip().strip("[]")
         return [f"[{host}]" if ":" in host else host]
+    import psutil  # here: only --public on every interface needs it
+
     found = []
     for addresses in psutil.net_if_addrs().values():
         for entry in addresses:
