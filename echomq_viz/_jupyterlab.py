@@ -1,5 +1,6 @@
 """JupyterLab as ``echomq-viz lab`` runs it: ``python -m jupyterlab`` without
-a false deprecation warning.
+a false deprecation warning, and with ``--public``'s token (see
+:mod:`echomq_viz.exposure`).
 
 notebook_shim reads every ServerApp trait while it links, the deprecated
 ``ServerApp.token`` too, which then warns that it is deprecated though nobody
@@ -15,6 +16,8 @@ import contextlib
 import sys
 import warnings
 
+from .exposure import token_options
+
 __all__: list[str] = []
 
 FALSE_WARNING = "ServerApp.token config is deprecated"
@@ -27,6 +30,7 @@ def main() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         import voila  # noqa: F401
     warnings.filterwarnings("ignore", FALSE_WARNING, DeprecationWarning)
+    sys.argv += token_options("--IdentityProvider.token")  # lab --public: in here, not on the exec'd command line
     sys.exit(lab_main())
 
 

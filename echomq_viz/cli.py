@@ -287,8 +287,6 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
-    if args.public:
-        argv.append("--Voila.auto_token=True")  # Voila has none unless asked; the value comes by file
     if args.no_browser:
         argv.append("--no-browser")
     # Voila's own temp folder (kernel connection files) inside this run's, so

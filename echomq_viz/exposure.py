@@ -8,9 +8,13 @@ any option that would listen elsewhere (``--ip``, ``--Voila.ip=``,
 machine or a name that resolves off loopback) unless ``--public`` is given.
 
 With ``--public`` the server requires a token: ``$JUPYTER_TOKEN`` when set,
-else a fresh random one. It reaches the server through a 0600 file
-(``JUPYTER_TOKEN_FILE``), never a command line; the links that hold it go to
-another 0600 file, whose path is printed, never the token itself.
+else a fresh random one. It reaches the server through a 0600 file named in
+``$ECHOMQ_VIZ_TOKEN_FILE``, which the server's own entry point
+(:mod:`echomq_viz._voila`, :mod:`echomq_viz._jupyterlab`) turns into a
+command-line option inside its process (:func:`token_options`): the command
+line beats every config file, so none can empty the token, and no other user
+sees it in a process list. The links that hold it go to another 0600 file,
+whose path is printed, never the token itself.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 __all__ = ["LOOPBACK", "PUBLIC_PORTS", "requested_binds", "off_loopback", "bind_refusal", "token_refusal",
-           "refusal", "port", "pinned", "for_voila", "Publication"]
+           "refusal", "port", "pinned", "for_voila", "token_options", "TOKEN_FILE_ENV", "Publication"]
 
 LOOPBACK = "127.0.0.1"
+TOKEN_FILE_ENV = "ECHOMQ_VIZ_TOKEN_FILE"
 PUBLIC_PORTS = {"lab": 8888, "app": 8866}  # --public without --port: a fixed port, so the links are right
 PUBLIC_HELP = (f"allow listening beyond {LOOPBACK} (--ip=0.0.0.0, --Voila.ip=..., ...); a token is then required "
                "($JUPYTER_TOKEN or a fresh one) and the links holding it go to a file only you can read "
@@ -168,16 +173,26 @@ class Publication:
 
     def announce(self, say: Callable[[str], None]) -> dict[str, str]:
         """Tell the person who started it, once (no token in it); return what the
-        server's environment needs: the token by file (``$JUPYTER_TOKEN`` would reach every kernel)."""
+        server's environment needs: where the token is (the token itself would reach every kernel)."""
         for line in self.lines():
             say(line)
-        return {"JUPYTER_TOKEN_FILE": str(self.token_file)}
+        return {TOKEN_FILE_ENV: str(self.token_file)}
 
     def lines(self) -> list[str]:
         """What to tell the person who started it; no token in them."""
         return [f"WARNING: --public serves the notebooks on {self.where} to every host that can reach it, "
                 f"to anyone with the token; each page starts a kernel on this machine",
                 f"the links with the token are in {self.links_file} (yours only, gone when this stops)"]
+
+
+def token_options(option: str) -> list[str]:
+    """``[option=<token>]`` for a server started with ``--public`` (its token
+    file named in ``$ECHOMQ_VIZ_TOKEN_FILE``), else ``[]``: appended to the
+    server's ``sys.argv`` inside its process, never to its exec'd command line."""
+    path = os.environ.get(TOKEN_FILE_ENV)
+    if not path:
+        return []
+    return [f"{option}={Path(path).read_text(encoding='utf-8')}"]
 
 
 def _private_file(path: Path, text: str) -> Path:

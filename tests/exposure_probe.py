@@ -53,17 +53,23 @@ def main() -> None:
     address = non_loopback_address()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "JUPYTER_TOKEN")}
     env["TMPDIR"] = tempfile.mkdtemp(prefix="emq-x-")
+    # Config files that would switch the token off: the launcher's token must win over them.
+    config = Path(tempfile.mkdtemp(prefix="emq-c-"))
+    (config / "jupyter_server_config.json").write_text(json.dumps({"IdentityProvider": {"token": ""}}))
+    (config / "voila.json").write_text(json.dumps({"Voila": {"token": ""}}))
+    env["JUPYTER_CONFIG_DIR"] = str(config)
     common = [mode, "--no-browser", "--notebooks", notebooks, "--port", str(port), f"--ip={address}"]
     result: dict = {"address": address}
 
-    refused = subprocess.run([*LAUNCHER, *common], env=env, capture_output=True, text=True, timeout=120)
+    refused = subprocess.run([*LAUNCHER, *common], env=env, capture_output=True, text=True, timeout=120,
+                             cwd=config)
     result["refused"] = {"code": refused.returncode, "stderr": refused.stderr, "stdout": refused.stdout,
                          "tmp_left": sorted(os.listdir(env["TMPDIR"]))}
 
     log = Path(env["TMPDIR"]) / "launcher.log"
     with open(log, "w") as handle:
         proc = subprocess.Popen([*LAUNCHER, *common, "--public"], env=env, stdout=handle, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, cwd=config)  # Voila reads a voila.json there too
     try:
         page = "lab" if mode == "lab" else ""
         base = f"http://{address}:{port}/{page}"
@@ -87,6 +93,9 @@ def main() -> None:
             "links_mode": oct(links.stat().st_mode & 0o777) if links else None,
             "links": link_lines,
             "with_token": status(link_lines[0]) if link_lines else None,
+            "token_on_a_command_line": any(
+                link_lines and link_lines[0].partition("?token=")[2] in " ".join(p.info["cmdline"] or ())
+                for p in psutil.process_iter(["cmdline"])),
         }
     finally:
         if proc.poll() is None:
@@ -98,7 +107,8 @@ def main() -> None:
             proc.wait()
     result["public"]["log"] = log.read_text()
     result["public"]["code"] = proc.returncode
-    shutil.rmtree(env["TMPDIR"], ignore_errors=True)
+    for folder in (env["TMPDIR"], config):
+        shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(result))
 
 

@@ -108,7 +108,11 @@ def test_publication_keeps_the_token_in_files_only_you_can_read(tmp_path, monkey
     publication = exposure.Publication.of("lab", ["--ip", "0.0.0.0"], 8888, tmp_path)
     said: list[str] = []
     env = publication.announce(said.append)
-    assert env == {"JUPYTER_TOKEN_FILE": str(publication.token_file)}
+    assert env == {"ECHOMQ_VIZ_TOKEN_FILE": str(publication.token_file)}
+    monkeypatch.setenv("ECHOMQ_VIZ_TOKEN_FILE", str(publication.token_file))
+    assert exposure.token_options("--Voila.token") == [f"--Voila.token={publication.token}"]
+    monkeypatch.delenv("ECHOMQ_VIZ_TOKEN_FILE")
+    assert exposure.token_options("--Voila.token") == []
     assert publication.token_file.read_text() == publication.token and len(publication.token) >= 32
     links = publication.links_file.read_text().split()
     for path in (publication.token_file, publication.links_file):
@@ -160,7 +164,9 @@ def test_a_non_loopback_address_is_refused_then_served_only_with_the_token(tmp_p
     public = result["public"]
     for attempt in (public["without_token"], public["wrong_token"]):  # a login page, never the notebooks
         assert attempt.startswith("403") or attempt.startswith("302 /login"), attempt
+    # ... though a config file there sets an empty token, and no process shows the token in its command line.
     assert public["links_mode"] == "0o600" and public["with_token"] == "200", public
+    assert public["token_on_a_command_line"] is False
     (link,) = public["links"]
     token = link.partition("?token=")[2]
     assert link.startswith(f"http://{NAMESPACE_ADDRESS}:{port}/") and len(token) >= 32
