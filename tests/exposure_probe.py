@@ -48,15 +48,53 @@ def status(url: str) -> str:
         return f"{exc.code} {exc.headers.get('Location') or ''}".strip()
 
 
+def stop(proc: subprocess.Popen) -> int:
+    """Ctrl-C to the launcher's group, as a terminal sends it; its exit code."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
+
+
+def loopback_only(mode: str, notebooks: str, port: int, address: str, env: dict, config: Path) -> dict:
+    """Run without --ip, the config files asking for every interface: does
+    it serve 127.0.0.1 and not ``address``?"""
+    proc = subprocess.Popen([*LAUNCHER, mode, "--no-browser", "--notebooks", notebooks, "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            cwd=config)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            return {"served": False}
+        try:
+            socket.create_connection((address, port), timeout=2).close()
+            elsewhere = True
+        except OSError:
+            elsewhere = False
+        return {"served": True, "elsewhere": elsewhere}
+    finally:
+        stop(proc)
+
+
 def main() -> None:
     mode, notebooks, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     address = non_loopback_address()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "JUPYTER_TOKEN")}
     env["TMPDIR"] = tempfile.mkdtemp(prefix="emq-x-")
-    # Config files that would switch the token off: the launcher's token must win over them.
+    # Config files that would listen everywhere and switch the token off: the launcher must win over them.
     config = Path(tempfile.mkdtemp(prefix="emq-c-"))
-    (config / "jupyter_server_config.json").write_text(json.dumps({"IdentityProvider": {"token": ""}}))
-    (config / "voila.json").write_text(json.dumps({"Voila": {"token": ""}}))
+    (config / "jupyter_server_config.json").write_text(json.dumps({"IdentityProvider": {"token": ""},
+                                                                  "ServerApp": {"ip": "0.0.0.0"}}))
+    (config / "voila.json").write_text(json.dumps({"Voila": {"token": "", "ip": "0.0.0.0"}}))
     env["JUPYTER_CONFIG_DIR"] = str(config)
     common = [mode, "--no-browser", "--notebooks", notebooks, "--port", str(port), f"--ip={address}"]
     result: dict = {"address": address}
@@ -98,15 +136,9 @@ def main() -> None:
                 for p in psutil.process_iter(["cmdline"])),
         }
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        result["public"]["code"] = stop(proc)
     result["public"]["log"] = log.read_text()
-    result["public"]["code"] = proc.returncode
+    result["pinned"] = loopback_only(mode, notebooks, port, address, env, config)
     for folder in (env["TMPDIR"], config):
         shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(result))

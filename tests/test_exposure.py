@@ -173,3 +173,5 @@ def test_a_non_loopback_address_is_refused_then_served_only_with_the_token(tmp_p
     log = public["log"]
     assert token not in log and log.count("WARNING: --public") == 1 and public["code"] == 0, log[-3000:]
     assert "deprecated" not in log.lower(), log  # JupyterLab's false ServerApp.token warning is gone
+    # Without --ip it listens on loopback alone, though a config file asks for every interface.
+    assert result["pinned"] == {"served": True, "elsewhere": False}
