@@ -266,6 +266,7 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
         assert os.path.isdir(lab.redis_dir)
     finally:
         lab.stop_and_check(signum)
+    assert "deprecated" not in (tmp_path / "lab.log").read_text()  # not the false ServerApp.token warning
 
 
 @pytest.mark.parametrize("signum, extra, inspect", [
