@@ -305,7 +305,7 @@ def bench_browser(rounds: int) -> dict:
     served = shutil.copytree(ROOT / "notebooks", Path(scratch.name) / "notebooks")
     lab = subprocess.Popen(
         [sys.executable, "-m", "echomq_viz", "lab", "--no-browser", "--port", str(port), "--notebooks", str(served),
-         f"--ServerApp.token={token}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         f"--IdentityProvider.token={token}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -16,6 +16,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.scripts`       the real EchoMQ Lua scripts and their Python API
 - :mod:`echomq_viz._process`      (private) the processes and temp folders the package starts
 - :mod:`echomq_viz._supervisor`   (private) keeps a private redis-server alive as long as its parent
+- :mod:`echomq_viz.redaction`     every password in a message shown as ``***`` (pure)
 - :mod:`echomq_viz.server`        a real Redis: ``REDIS_URL`` or a private embedded one
 - :mod:`echomq_viz.owners`        which process owns which demo keys on a shared Redis
 - :mod:`echomq_viz.live`          demo queues: the experiments the notebooks run
@@ -29,8 +30,10 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
+- :mod:`echomq_viz.exposure`      who may reach ``lab`` and ``app``: loopback, or ``--public`` with a token
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 - :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded
+- :mod:`echomq_viz._jupyterlab`   (private) JupyterLab as ``lab`` runs it, without a false warning
 - :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
 - :mod:`echomq_viz._stills`       (private) each view's stored image made its figure's final state
 - :mod:`echomq_viz._notebook_chrome` (private) maintainers: the Colab cell and the Binder/Colab links

@@ -1,6 +1,7 @@
 """Voila as ``echomq-viz app`` runs it: with its binary-frame reader bounded,
-and the ``echomq-viz`` template, Voila's ``lab`` one with a name for every
-slider handle (ipywidgets gives noUiSlider's handles none).
+the ``echomq-viz`` template, Voila's ``lab`` one with a name for every
+slider handle (ipywidgets gives noUiSlider's handles none), and with
+``--public``'s token (see :mod:`echomq_viz.exposure`).
 
 Voila 0.5 reads the header of every binary message it sends to a page as if
 the frame used the v1 websocket protocol: the first 8 bytes are taken as a
@@ -20,6 +21,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from .exposure import token_options
 
 __all__: list[str] = []
 
@@ -49,6 +52,7 @@ def main() -> None:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
     if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):
         sys.argv.append(f"--template={TEMPLATE}")
+    sys.argv += token_options("--Voila.token")  # echomq-viz app --public: in here, not on the exec'd command line
 
     from voila.app import main as voila_main
     from voila.tornado import kernel_websocket_handler

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
-from .server import ENV_URL, RedisServer, RedisUnavailable, connect, redact_url, url_or_private_server
+from . import exposure
+from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 
 ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
 REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
@@ -172,18 +173,19 @@ def _sweep() -> None:
 
 
 def _clean_orphans(url: str) -> int:
-    """``echomq_viz.live.clean_orphans`` on the Redis at ``url``: how many it removed."""
+    """``echomq_viz.live.clean_orphans`` on the Redis (or the cluster of the node) at ``url``: how many it removed."""
+    from .cluster import connect_any
     from .live import clean_orphans  # here, not above: the other commands need none of live
 
-    client = connect(url)
+    client = connect_any(url)
     try:
         return int(clean_orphans(client))
     finally:
         client.close()
 
 
-def _one_line(exc: BaseException) -> str:
-    text = redact_url(str(exc)).strip().splitlines()
+def _one_line(exc: BaseException, url: str) -> str:
+    text = redact_url(str(exc), (url,)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
@@ -192,7 +194,7 @@ def _clean_at_start(url: str) -> None:
     try:
         removed = _clean_orphans(url)
     except Exception as exc:  # the notebooks work without it: say why, go on
-        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc)}")
+        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc, url)}")
         return
     if removed:
         _say(f"removed {removed} orphaned demo key(s) at {redact_url(url)}")
@@ -236,15 +238,24 @@ def _serve(argv: list[str], env: dict[str, str]) -> int:
             server.stop()
 
 
+def _public(command: str, args: argparse.Namespace, extra: Sequence[str], run_dir: Path) -> dict[str, str]:
+    """With --public: the token and links files, the warning; what the server's environment needs."""
+    port = exposure.port(command, args.port, args.public)
+    return exposure.Publication.of(command, extra, port, run_dir).announce(_say) if args.public else {}
+
+
 # -- the commands ---------------------------------------------------------------------------------
 
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("jupyterlab", "jupyterlab")
     root = notebooks_dir(args.notebooks)
-    argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}", *LAB_QUIET]
-    if args.port is not None:
-        argv += [f"--ServerApp.port={args.port}", "--ServerApp.port_retries=0"]
+    # echomq_viz._jupyterlab: JupyterLab itself, without a false deprecation warning
+    argv = [sys.executable, "-m", "echomq_viz._jupyterlab", f"--ServerApp.root_dir={root}",
+            *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
+    port = exposure.port("lab", args.port, args.public)
+    if port is not None:
+        argv += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if args.no_browser:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -257,7 +268,8 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         (labconfig / "page_config.json").write_text(json.dumps(
             {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}))
         paths = [str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
-        return _serve([*argv, *extra], {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths)})
+        env = {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths), **_public("lab", args, extra, run_dir)}
+        return _serve([*argv, *extra], env)
 
 
 def app_environment(inspect_any: bool) -> dict[str, str]:
@@ -267,18 +279,22 @@ def app_environment(inspect_any: bool) -> dict[str, str]:
 
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("voila", "voila")
+    extra = exposure.for_voila(extra)
     root = notebooks_dir(args.notebooks)
     # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
-    argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
-    if args.port is not None:
-        argv += [f"--Voila.port={args.port}", "--Voila.port_retries=0"]
+    argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *exposure.pinned("--Voila.ip", extra),
+            *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
+    port = exposure.port("app", args.port, args.public)
+    if port is not None:
+        argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
     if args.no_browser:
         argv.append("--no-browser")
     # Voila's own temp folder (kernel connection files) inside this run's, so
     # a killed run leaves one folder, which the next run deletes.
     with owned_tempdir("echomq-viz-app-") as run_dir:
         argv.append(f"--Voila.connection_dir_root={run_dir}")
-        return _serve([*argv, *extra], app_environment(args.inspect_any))
+        env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
+        return _serve([*argv, *extra], env)
 
 
 def _write_connect_file(server: RedisServer) -> Path:
@@ -328,7 +344,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     except RedisUnavailable:
         raise
     except Exception as exc:  # e.g. a user without write permission: one line, nothing half done
-        print(f"echomq-viz clean: {_one_line(exc)}", file=sys.stderr)
+        print(f"echomq-viz clean: {_one_line(exc, url)}", file=sys.stderr)
         return 2
     print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
     return 0
@@ -368,6 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--port", type=int, help=f"{portname} port (fails if it is taken)")
         command.add_argument("--no-browser", action="store_true", help="do not open a browser")
         command.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
+        command.add_argument("--public", action="store_true", help=exposure.PUBLIC_HELP.format(
+            port=exposure.PUBLIC_PORTS[name]))
         parser.commands[name] = command
     parser.commands["app"].add_argument(
         "--inspect-any", action="store_true",
@@ -401,6 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = getattr(args, "port", None)
     if port is not None and not 0 <= port <= 65535:
         parser.commands[args.command].error(f"argument --port: port {port} is outside 0..65535")
+    if args.command in ("lab", "app") and (refusal := exposure.refusal(args.command, extra, public=args.public,
+                                                                       port=args.port)):
+        print(refusal, file=sys.stderr)  # before anything starts or is copied
+        return 2
     try:
         if args.command == "redis":
             return cmd_redis(args)

@@ -12,6 +12,8 @@ Formed by hand rather than by ``redis-cli --cluster create``, it needs only
 ``redis-server``, 6.2 or 7.x; forming takes about 2 s.
 
 :func:`keyslot_table` asks a server (not our own CRC16) which slot keys hash to.
+:func:`connect_any` is :func:`~echomq_viz.server.connect` that also reaches a
+cluster through any one of its nodes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Iterable, Sequence
 
 from .checks import check_int
 from .keys import key_slot
-from .server import RedisServer, RedisUnavailable, find_redis_server, free_tcp_port
+from .server import ENV_URL, RedisServer, RedisUnavailable, connect, find_redis_server, free_tcp_port, redact_url
 
 __all__ = [
     "SLOTS",
@@ -32,6 +34,7 @@ __all__ = [
     "slot_ranges",
     "slot_map",
     "keyslot_table",
+    "connect_any",
     "ClusterNotReady",
     "LocalCluster",
 ]
@@ -43,6 +46,36 @@ MAX_CLUSTER_PORT = 55_535  # redis-server refuses a larger port in cluster mode
 
 class ClusterNotReady(RedisUnavailable):
     """The nodes started but did not agree on one healthy cluster in time."""
+
+
+def connect_any(url: str | None = None, *, timeout: float = 5.0):
+    """:func:`~echomq_viz.server.connect`'s client, or, when the server at
+    ``url`` is a Redis Cluster node, a ``RedisCluster`` client seeded with it:
+    a plain client on one node gets MOVED for every key another node owns.
+
+    :raises RedisUnavailable: as ``connect`` does, or when the cluster cannot
+        be reached through that node (one line, no password).
+    """
+    import os
+
+    import redis
+    from redis.cluster import RedisCluster
+
+    client = connect(url, timeout=timeout)
+    try:
+        enabled = int(client.info("cluster").get("cluster_enabled", 0))
+    except redis.RedisError:  # no INFO for this user (an ACL): take it as one server
+        enabled = 0
+    if not enabled:
+        return client
+    client.close()
+    url = url or os.environ[ENV_URL]  # the embedded server is never a cluster node
+    try:
+        return RedisCluster.from_url(url, decode_responses=True, socket_timeout=timeout,
+                                     socket_connect_timeout=timeout)
+    except (redis.RedisError, ValueError) as exc:
+        raise RedisUnavailable(f"cannot reach the cluster of the node at {redact_url(url, (url,))}: "
+                               f"{redact_url(str(exc), (url,))}") from None
 
 
 def cluster_port() -> int:

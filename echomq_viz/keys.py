@@ -22,6 +22,7 @@ __all__ = [
     "Keys",
     "KEY_TYPES",
     "MAX_NAME_LENGTH",
+    "FORMAT_CHARACTERS",
     "validate_job_id",
     "key_slot",
 ]
@@ -40,6 +41,18 @@ KEY_TYPES = (
 # (C0, DEL, C1) make keys that cannot be told apart on screen. checkJobId.lua
 # applies the same rule to job ids.
 _FORBIDDEN = re.compile(r"[{}:\s\x00-\x1f\x7f-\x9f]")
+# Unicode's format characters (category Cf, as of Unicode 15.1): zero-width
+# spaces and joiners, bidi controls, the BOM, tags. Invisible, so "a" and
+# "a\u200b" would be two queues nobody can tell apart. checkJobId.lua has the
+# same ranges.
+FORMAT_CHARACTERS = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+_INVISIBLE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in FORMAT_CHARACTERS) + "]")
 
 
 def _validate_name(what: str, value: object) -> str:
@@ -48,6 +61,11 @@ def _validate_name(what: str, value: object) -> str:
     if bad:
         raise ValueError(f"{what} must not contain '{{', '}}', ':', whitespace or control characters "
                          f"(the emq:{{queue}}:type key layout), got {bad.group()!r} in {value!r}")
+    bad = _INVISIBLE.search(value)
+    if bad:
+        raise ValueError(f"{what} must not contain invisible format characters (zero-width, bidi controls: "
+                         f"nobody could see them), got U+{ord(bad.group()):04X} at character {bad.start() + 1} "
+                         f"in {value!r}")
     return value
 
 
@@ -114,7 +132,8 @@ del _key_type
 def validate_job_id(job_id: object, *, existing: bool = False) -> str:
     """Return a job id after checking its job hash ``emq:{Q}:<id>`` can be no
     other key: 1..100 characters, UTF-8 encodable, none of them ``{``, ``}``,
-    ``:``, whitespace or a control character, and not a key type name.
+    ``:``, whitespace, a control or an invisible format character
+    (:data:`FORMAT_CHARACTERS`), and not a key type name.
 
     A new custom id may not be a plain integer either (auto ids are); with
     ``existing``, the id of a job that may exist, an auto id is fine.

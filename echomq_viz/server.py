@@ -16,7 +16,10 @@ same class:
   It also notices a redis-server that dies, and can restart it on the same
   address (:attr:`RedisServer.restarts`).
 
-:func:`redact_url` is how a URL is shown anywhere: its password becomes ``***``.
+:func:`redact_url` (from :mod:`echomq_viz.redaction`) is how a URL is shown
+anywhere: its password becomes ``***``. :func:`connect` refuses a URL that
+redis-py would read otherwise than it looks (an unencoded ``/ ? #`` in its
+password, a database that is not a number) in one line.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ._process import claim
+from .redaction import redact_url, split_userinfo, without_query_passwords
 
 __all__ = [
     "ENV_URL",
@@ -59,24 +63,6 @@ ENV_SERVER = "ECHOMQ_VIZ_REDIS_SERVER"
 
 class RedisUnavailable(ConnectionError):
     """No usable Redis: the message says which server and why."""
-
-
-# scheme://userinfo@ (greedy to the last "@" of the authority, as urlparse reads it), or ?password=
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/\s?#]*)@")
-_QUERY_PASSWORD = re.compile(r"(?P<key>[?&]password=)[^&#\s]+")
-
-
-def _hide_userinfo(match: re.Match) -> str:
-    user, colon, password = match["user"].partition(":")
-    if not colon:  # a lone userinfo: a username to redis-py, but often meant as a password
-        return f"{match['scheme']}***@" if user else match[0]
-    return f"{match['scheme']}{user}:***@" if password else match[0]
-
-
-def redact_url(text: str) -> str:
-    """``text`` with the password of every URL in it replaced by ``***``:
-    how a URL is printed, logged or put in an error message."""
-    return _QUERY_PASSWORD.sub(r"\g<key>***", _USERINFO.sub(_hide_userinfo, text))
 
 
 def find_redis_server() -> str:
@@ -367,6 +353,32 @@ def url_or_private_server(*, check: bool = False, restarts: int = 0) -> tuple[st
     return server.url, server
 
 
+_ESCAPES = {"/": "%2F", "?": "%3F", "#": "%23"}
+
+
+def url_problem(url: str) -> str | None:
+    """Why redis-py would read ``url`` otherwise than it looks, or None.
+
+    redis-py (``urllib.parse``) ends the host part at the first ``/ ? #``, so
+    ``redis://u:Top/Secret@h`` would name the host ``u`` and the port ``Top``;
+    and it takes a path that is not a number, ``redis://h/abc``, as database 0.
+    """
+    from urllib.parse import urlsplit
+
+    probe = without_query_passwords(url)  # a password in the query may hold an "@"
+    ours = split_userinfo(probe)
+    netloc = urlsplit(probe).netloc
+    if ours is not None and ("@" not in netloc or netloc.rpartition("@")[0] != ours[1]):
+        odd = sorted({char for char in ours[1] if char in _ESCAPES}) or sorted(_ESCAPES)
+        return (f"its user name or password holds an unencoded {' '.join(odd)}, which ends the host part "
+                f"of a URL: write it as {' '.join(_ESCAPES[char] for char in odd)}")
+    parts = urlsplit(url)
+    if parts.scheme in ("redis", "rediss") and not re.fullmatch(r"/?|/[0-9]+", parts.path):
+        shown = redact_url(parts.path, (url,))
+        return f"the path must be /<database number>, e.g. /0, got {shown!r}"
+    return None
+
+
 def connect(url: str | None = None, *, timeout: float = 5.0):
     """A redis-py client (decoding replies) on a server that has answered.
 
@@ -381,15 +393,19 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
     import redis
 
     url = url or os.environ.get(ENV_URL)
+    known = (url,) if url else ()
     if url:
-        where = redact_url(f"{ENV_URL}={url}" if url == os.environ.get(ENV_URL) else url)
+        where = redact_url(f"{ENV_URL}={url}" if url == os.environ.get(ENV_URL) else url, known)
+        problem = url_problem(url)
         try:
+            if problem:
+                raise ValueError(problem)
             client = redis.Redis.from_url(
                 url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout
             )
         except ValueError as exc:
             raise RedisUnavailable(
-                f"bad Redis URL {where!r}: {redact_url(str(exc))} "
+                f"bad Redis URL {where!r}: {redact_url(str(exc), known)} "
                 "(e.g. redis://127.0.0.1:6379/0 or unix:///path/redis.sock)"
             ) from None
     else:
@@ -402,8 +418,8 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
         pass  # logged in, and the server answered: PING is just not among this user's commands
     except redis.AuthenticationError as exc:
         client.close()
-        raise RedisUnavailable(f"Redis at {where} refused the login: {redact_url(str(exc))}") from None
+        raise RedisUnavailable(f"Redis at {where} refused the login: {redact_url(str(exc), known)}") from None
     except redis.RedisError as exc:
         client.close()
-        raise RedisUnavailable(f"cannot reach Redis at {where}: {redact_url(str(exc))}") from None
+        raise RedisUnavailable(f"cannot reach Redis at {where}: {redact_url(str(exc), known)}") from None
     return client

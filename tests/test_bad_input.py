@@ -496,3 +496,26 @@ def _lua_accepts(scripts: Scripts, job_id: str, existing: bool) -> bool:
 def test_python_and_lua_accept_the_same_job_ids(scripts, existing, job_id):
     assume(existing or job_id != "")  # "" asks the add for an auto id, as job_id=None does
     assert _lua_accepts(scripts, job_id, existing) == _python_accepts(job_id, existing), repr(job_id)
+
+
+def test_lua_refuses_every_invisible_format_character_as_python_does(scripts, keyspace):
+    """Unicode's format characters (zero-width, bidi controls, tags): each of
+    the ranges' ends and each character Python's Unicode calls Cf, refused by
+    both sides in one line that names it, with nothing written."""
+    import unicodedata
+
+    from echomq_viz.keys import FORMAT_CHARACTERS
+
+    codes = {code for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"}
+    codes |= {end for pair in FORMAT_CHARACTERS for end in pair}
+    before = keyspace()
+    for code in sorted(codes):
+        job_id = f"a{chr(code)}b"
+        assert not _python_accepts(job_id, False), f"U+{code:04X}"
+        with pytest.raises(redis.ResponseError) as info:
+            scripts.run("addStandardJob", CTX, [PREFIX, job_id, "j", TS, "{}"])
+        assert f"invisible format characters (zero-width, bidi controls: nobody could see them), got U+{code:04X} " \
+               f"at character 2" in str(info.value)
+    assert keyspace() == before
+    for neighbour in ("a\u200ab", "a\u2010b", "a\u2065b", "a\ufffcb"):  # beside the ranges: a space, a hyphen, ...
+        assert _lua_accepts(scripts, neighbour, False) == _python_accepts(neighbour, False)

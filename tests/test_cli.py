@@ -266,6 +266,7 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
         assert os.path.isdir(lab.redis_dir)
     finally:
         lab.stop_and_check(signum)
+    assert "deprecated" not in (tmp_path / "lab.log").read_text()  # not the false ServerApp.token warning
 
 
 @pytest.mark.parametrize("signum, extra, inspect", [
@@ -686,6 +687,12 @@ def _cli_cases(http_port: int, dead_port: int) -> dict[str, tuple[list[str], dic
         "REDIS_URL with a bad port": (
             ["app", "--no-browser"], {"REDIS_URL": "redis://127.0.0.1:notaport/0"},
             ["echomq-viz: bad Redis URL 'REDIS_URL=redis://127.0.0.1:notaport/0'", "notaport"]),
+        "REDIS_URL with a database that is no number": (
+            ["app", "--no-browser"], {"REDIS_URL": f"redis://127.0.0.1:{dead_port}/abc"},
+            [f"echomq-viz: bad Redis URL 'REDIS_URL=redis://127.0.0.1:{dead_port}/abc'", "/<database number>"]),
+        "REDIS_URL with an unencoded / in its password": (
+            ["clean"], {"REDIS_URL": f"redis://u:Top/Secret99@127.0.0.1:{dead_port}/0"},
+            [f"echomq-viz: bad Redis URL 'REDIS_URL=redis://u:***@127.0.0.1:{dead_port}/0'", "%2F"]),
         "REDIS_URL at a dead port": (
             ["lab", "--no-browser"], {"REDIS_URL": f"redis://127.0.0.1:{dead_port}/0"},
             [f"echomq-viz: cannot reach Redis at REDIS_URL=redis://127.0.0.1:{dead_port}/0", "refused"]),

@@ -384,3 +384,33 @@ def test_a_slot_outside_the_map_or_a_zero_node_timeout_is_refused():
     with pytest.raises(ValueError) as info:
         LocalCluster(2, node_timeout_ms=0)
     assert str(info.value) == "node_timeout_ms must be 1 or more, got 0"
+
+
+# -- clean on a cluster: any node's URL reaches every node --------------------------------------
+
+
+def test_clean_through_one_nodes_url_removes_orphans_on_every_node(clean: Cluster, capsys, monkeypatch):
+    from echomq_viz.cli import main
+    from echomq_viz.owners import lease_key
+
+    # Demo queues of an owner with no lease (a killed kernel), one on each node; one with a live lease.
+    orphans = {}
+    for stem in range(200):
+        key = f"emq:{{viz-c{stem}@dead0001}}:wait"
+        orphans.setdefault(clean.owner_index(key_slot(key)), key)
+        if len(orphans) == MASTERS:
+            break
+    assert len(orphans) == MASTERS, "no orphan on some node: the test proves nothing"
+    for key in orphans.values():
+        clean.client.rpush(key, "1")
+    clean.client.set(lease_key("a11fe001"), "proof")
+    clean.client.rpush("emq:{viz-kept@a11fe001}:wait", "1")
+    clean.client.set("emq:{orders}:pc", "7")
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    url = f"redis://:{clean.local.password}@127.0.0.1:{clean.servers[-1].port}/0"
+    assert main(["clean", "--url", url]) == 0
+    out = capsys.readouterr().out
+    port = clean.servers[-1].port
+    assert out == f"echomq-viz: removed {MASTERS} orphaned demo key(s) at redis://:***@127.0.0.1:{port}/0\n"
+    assert not any(clean.client.exists(key) for key in orphans.values())
+    assert clean.client.exists("emq:{viz-kept@a11fe001}:wait", "emq:{orders}:pc", lease_key("a11fe001")) == 3

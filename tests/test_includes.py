@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.keys import KEY_TYPES, Keys, QueueContext
+from echomq_viz.keys import FORMAT_CHARACTERS, KEY_TYPES, Keys, QueueContext
 from echomq_viz.lua_loader import LUA_DIR, LuaIncludeError, load_scripts, resolve_includes
 from echomq_viz.score import MAX_PRIORITY_COUNTER
 
@@ -409,6 +409,13 @@ def test_job_id_rule_in_lua_names_every_key_type():
     text = (INCLUDES_DIR / "checkJobId.lua").read_text()
     table = re.search(r"local KEY_TYPE_NAMES = \{(?P<body>[^}]*)\}", text)
     assert table and sorted(re.findall(r"(\w+) = true", table.group("body"))) == sorted(KEY_TYPES)
+
+
+def test_job_id_rule_in_lua_has_pythons_format_characters():
+    text = (INCLUDES_DIR / "checkJobId.lua").read_text()
+    table = re.search(r"local FORMAT_CHARACTERS = \{(?P<body>.*?)\n\}", text, re.DOTALL)
+    pairs = re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", table.group("body")) if table else []
+    assert tuple((int(low, 16), int(high, 16)) for low, high in pairs) == FORMAT_CHARACTERS
 
 
 def test_lua_priority_counter_bound_matches_python():

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import binascii
+import unicodedata
 
 import pytest
 import redis.crc
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from test_checks import assert_refuses
 from echomq_viz.keys import (
+    FORMAT_CHARACTERS,
     KEY_TYPES,
     MAX_NAME_LENGTH,
     Keys,
@@ -31,10 +33,11 @@ PROTOCOL_TYPES = {
 
 # Characters the validator allows in a queue name, glob metacharacters included.
 name_chars = st.characters(
-    blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"),
+    blacklist_categories=("Cs", "Cc", "Cf", "Zs", "Zl", "Zp"),
     blacklist_characters="{}:\x85\x1c\x1d\x1e\x1f",
 )
-queue_names = st.text(name_chars, min_size=1, max_size=30).filter(lambda s: not any(ch.isspace() for ch in s))
+queue_names = st.text(name_chars, min_size=1, max_size=30).filter(
+    lambda s: not any(ch.isspace() or any(low <= ord(ch) <= high for low, high in FORMAT_CHARACTERS) for ch in s))
 
 
 def redis_glob(pattern: str, text: str) -> bool:
@@ -362,10 +365,30 @@ def test_validate_job_id_rejects_invisible_and_unencodable_characters(bad, why):
         validate_job_id(bad, existing=True)
 
 
-@pytest.mark.parametrize("good", ["é" * 100, "a\u200bb", "😀", "job-ü"])
+@pytest.mark.parametrize("good", ["é" * 100, "😀", "job-ü", "a\u0301", "عربي"])
 def test_validate_job_id_accepts_other_unicode(good):
-    # Zero-width space and BOM are not whitespace to Python's str.isspace: allowed.
     assert validate_job_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["a\u200bb", "\ufeffq", "q\u200d", "ab\u202e", "a\u2066b", "a\u00adb",
+                                 "a\U000e0041"], ids=["zero-width space", "BOM", "zero-width joiner",
+                                                       "right-to-left override", "isolate", "soft hyphen", "tag"])
+def test_an_invisible_format_character_is_refused_in_every_name(bad):
+    code = f"U+{ord(next(ch for ch in bad if unicodedata.category(ch) == 'Cf')):04X}"
+    for make in (QueueContext, lambda name: QueueContext("q", name), validate_job_id):
+        with pytest.raises(ValueError) as info:
+            make(bad)
+        message = str(info.value)
+        assert "invisible format characters" in message and code in message and len(message.splitlines()) == 1
+
+
+def test_every_format_character_unicode_knows_is_in_the_ranges():
+    format_characters = [chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"]
+    assert len(format_characters) > 150
+    for char in format_characters:
+        assert any(low <= ord(char) <= high for low, high in FORMAT_CHARACTERS), f"U+{ord(char):04X}"
+        with pytest.raises(ValueError, match="invisible format characters"):
+            QueueContext(f"q{char}")
 
 
 def test_existing_job_ids_may_be_integers_but_never_key_types():

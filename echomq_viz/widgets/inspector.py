@@ -18,9 +18,10 @@ from .view import SLIDER_STYLE, WIDE, View, pre_html, tiers_text
 __all__ = ["InspectorView"]
 
 
-def _without_password(exc: Exception) -> Exception:
-    """``exc`` itself, or the same kind of error with every password masked."""
-    text = redact_url(str(exc))
+def _without_password(exc: Exception, url: str) -> Exception:
+    """``exc`` itself, or the same kind of error with every password masked
+    (``url``'s wherever it occurs)."""
+    text = redact_url(str(exc), (url,))
     if text == str(exc):
         return exc
     try:
@@ -118,7 +119,7 @@ class InspectorView(View):
             finally:
                 client.close()
         except Exception as exc:
-            clean = _without_password(exc)
+            clean = _without_password(exc, self.url.value)
             if clean is exc:
                 raise
             raise clean from None  # the chained original would show the password again

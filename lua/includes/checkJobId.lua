@@ -3,8 +3,10 @@
   the job hash prefix .. jobId can be no other key of the queue: 1..100
   characters of valid UTF-8, none of them '{', '}', ':', whitespace or a
   control character (U+0000..U+0020, U+007F..U+00A0, and the Unicode spaces
-  U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000); not a key
-  type name; and, for a new custom id, not a plain integer (auto ids are).
+  U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), nor an
+  invisible format character (Unicode category Cf: zero-width, bidi controls,
+  BOM, tags; keys.FORMAT_CHARACTERS, the same ranges); not a key type name;
+  and, for a new custom id, not a plain integer (auto ids are).
   Input:
     jobId     the id as received
     existing  true for the id of a job that may exist (an auto id is fine)
@@ -24,6 +26,14 @@ local UTF8_CHARACTER = {
   "^\244[\128-\143][\128-\191][\128-\191]",
 }
 local LEAD_BITS = {0, 192, 224, 240} -- what to take off a lead byte, by sequence length
+-- Unicode 15.1's format characters (Cf), first and last of each range.
+local FORMAT_CHARACTERS = {
+  {0x00AD, 0x00AD}, {0x0600, 0x0605}, {0x061C, 0x061C}, {0x06DD, 0x06DD}, {0x070F, 0x070F},
+  {0x0890, 0x0891}, {0x08E2, 0x08E2}, {0x180E, 0x180E}, {0x200B, 0x200F}, {0x202A, 0x202E},
+  {0x2060, 0x2064}, {0x2066, 0x206F}, {0xFEFF, 0xFEFF}, {0xFFF9, 0xFFFB}, {0x110BD, 0x110BD},
+  {0x110CD, 0x110CD}, {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001},
+  {0xE0020, 0xE007F},
+}
 
 local function checkJobId(jobId, existing)
   if type(jobId) ~= "string" or jobId == "" then
@@ -57,6 +67,12 @@ local function checkJobId(jobId, existing)
         codePoint == 0x2029 or codePoint == 0x202F or codePoint == 0x205F or codePoint == 0x3000 then
       return "job id must not contain '{', '}', ':', whitespace or control characters, got " ..
         string.format("U+%04X", codePoint) .. " at character " .. count
+    end
+    for _, range in ipairs(FORMAT_CHARACTERS) do
+      if codePoint >= range[1] and codePoint <= range[2] then
+        return "job id must not contain invisible format characters (zero-width, bidi controls: nobody " ..
+          "could see them), got " .. string.format("U+%04X", codePoint) .. " at character " .. count
+      end
     end
     position = last + 1
   end
