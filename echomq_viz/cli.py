@@ -83,7 +83,8 @@ def shipped_notebooks() -> Path:
     if _project_checkout(package.parent):
         return package.parent / "notebooks"
     raise SystemExit("echomq-viz: this installation has no notebooks; reinstall it "
-                     "(pip install --force-reinstall echomq-viz) or pass --notebooks DIR")
+                     "from a wheel built in a clone (python3 -m pip wheel --no-deps -w dist .) "
+                     "or pass --notebooks DIR")
 
 
 def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
