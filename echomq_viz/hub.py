@@ -1,0 +1,60 @@
+"""``echomq-viz singleuser``: a student's server on a JupyterHub.
+
+A hub's spawner runs this command where it would run ``jupyterhub-singleuser``
+(Zero to JupyterHub: ``singleuser.cmd``). It
+
+- copies the shipped notebooks into ``echomq-viz-notebooks/`` in the
+  student's home (the folder it starts in), as ``echomq-viz lab`` does: the
+  first start copies them all, later starts only what is missing or never
+  edited, so a student's edits survive every restart;
+- starts a private Redis for this student's kernels, unless ``REDIS_URL`` is
+  set (one shared Redis for the course; orphaned demo keys there are removed
+  once at start);
+- runs ``jupyterhub-singleuser`` on that folder: JupyterLab at
+  ``/user/<name>/lab``, every notebook as a Voila page at
+  ``/user/<name>/voila/render/<notebook>``. Options it does not know go to
+  jupyterhub-singleuser, so the spawner's own arguments still work.
+
+When the hub stops the server (SIGINT, then SIGTERM), the server shuts its
+kernels down, then anything it left is ended, then the private Redis:
+nothing outlives it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import cli
+from ._voila import TEMPLATE, TEMPLATE_ROOT
+
+SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` runs
+
+
+def student_notebooks(chosen: str | None) -> Path:
+    """``chosen``, else the student's own copy of the shipped notebooks in the
+    current folder (always a copy, even when the package runs from a checkout:
+    on a hub, the checkout is the image's, the copy is the student's)."""
+    if chosen is not None:
+        return cli.notebooks_dir(chosen)
+    return cli.copy_notebooks(cli.shipped_notebooks(), Path.cwd() / cli.USER_FOLDER, say=cli._say)
+
+
+def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
+    """jupyterhub-singleuser on ``root``, Voila pages in the echomq-viz
+    template (named slider handles), then the spawner's own options."""
+    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *cli.LAB_QUIET,
+            f"--VoilaConfiguration.template={TEMPLATE}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines often run as root
+    return [*argv, *extra]
+
+
+def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    cli._require("jupyterhub", "jupyterhub")
+    root = student_notebooks(args.notebooks)
+    paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    return cli._serve(singleuser_argv(root, extra), {"JUPYTER_PATH": os.pathsep.join(paths)})
