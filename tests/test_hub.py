@@ -1,0 +1,269 @@
+"""A course on a real JupyterHub, and the Zero to JupyterHub set-up on paper.
+
+``TestCourseOnAHub`` starts one real JupyterHub (PyPI ``jupyterhub``, npm
+``configurable-http-proxy``) on loopback in a temporary folder, with
+``DummyAuthenticator`` and ``SimpleLocalProcessSpawner`` (no system users),
+its spawner running ``echomq-viz singleuser`` (benchmarks/hub.py's ``Hub``).
+Four students: alice and bob on a private Redis each (no ``REDIS_URL``),
+carol and dave on one shared Redis with a password (``REDIS_URL`` set for them
+by the hub's ``pre_spawn_hook``). Through the hub's REST API their servers are
+started; each student logs in through the hub's proxy and, in headless
+Chromium, opens notebook 01 in JupyterLab and, separately, as a Voila page,
+moves the hero's priority slider to a value of their own and switches "live
+on Redis" on: the page must show that student's score, stored by Redis.
+Then: the shared Redis holds every shared student's jobs in queues of their
+own and nothing of the private students; an edited notebook survives a
+restart of its server; and when the hub stops, no process and no key is left.
+
+The config checks read ``deploy/jupyterhub/config.yaml`` (PyYAML) and check
+that what it names exists: the image build, the start command, the variable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from echomq_viz import cli
+from echomq_viz.server import ENV_URL, RedisServer
+from test_browser import (  # noqa: F401  (browser: a fixture)
+    VIEW, _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
+    wait_until,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy" / "jupyterhub"
+NOTEBOOK = "01-one-score-two-keys.ipynb"
+TIER_SPAN = 2**32
+
+
+def _load_benchmark():
+    spec = importlib.util.spec_from_file_location("hub_bench", ROOT / "benchmarks" / "hub.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+hub_bench = _load_benchmark()
+
+PRIVATE = ("alice", "bob")
+SHARED = ("carol", "dave")
+# The keys that bring each student's priority slider to a value no other
+# student picks, and none the notebook's own cells add live jobs at.
+PRIORITY_KEYS = {"alice": ("Home",), "bob": ("Home", "ArrowRight"),
+                 "carol": ("End", "ArrowLeft", "ArrowLeft"), "dave": ("End",)}
+PRIORITY = {"alice": 1, "bob": 2, "carol": 4, "dave": 6}
+
+
+# -- the hub ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="class")
+def shared_redis():
+    """The course's shared Redis: loopback, a fresh password; thrown away at the end."""
+    with RedisServer(port=0) as server:
+        yield server
+
+
+@pytest.fixture(scope="class")
+def hub(shared_redis):
+    """One hub, every student's server started through its REST API."""
+    _need_npm_once("configurable-http-proxy")
+    folder = Path(tempfile.mkdtemp(prefix="emqhub-"))  # short: unix sockets live below it
+    try:
+        with hub_bench.Hub(folder, shared_url=shared_redis.url, shared_users=SHARED) as running:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(running.start_server, (*PRIVATE, *SHARED)))
+            yield running
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _home_copy(hub, name: str) -> Path:
+    return hub.folder / "home" / name / cli.USER_FOLDER
+
+
+def _get(url: str, token: str) -> int:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+# -- a student in the browser -----------------------------------------------------------------------
+
+
+def _log_in(context, hub, name: str, next_path: str):
+    """The hub's log-in page (any password: DummyAuthenticator), then ``next_path``."""
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{hub.url}/hub/login?next={next_path}")
+    page.fill("#username_input", name)
+    page.fill("#password_input", "any")
+    page.click("#login_submit", no_wait_after=True)  # the students' pages load side by side
+    return page
+
+
+def _own_answer(page, name: str, where: str) -> None:
+    """Move the hero's priority slider to this student's value, switch live
+    on, and read back this student's own score, stored by Redis."""
+    view = page.locator(VIEW).first
+    view.scroll_into_view_if_needed()
+    settle(view)
+    handle = view.locator(".widget-slider").first.locator(".noUi-handle")
+    handle.focus()
+    for key in PRIORITY_KEYS[name]:
+        page.keyboard.press(key)
+    readout = hub_bench.classroom.READOUT
+
+    def shown():
+        found = readout.search(view.inner_text())
+        return found and (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
+
+    wait_until(lambda: (s := shown()) and s[0] == PRIORITY[name], 30,
+               lambda: f"{where} {name}: the readout shows {shown()}, not priority {PRIORITY[name]}")
+    priority, counter = shown()
+    settle(view)
+    result = hub_bench.classroom.LIVE_RESULT
+    before = result.search(view.inner_text())  # the notebook's own last live result, if shown
+    view.locator(".widget-checkbox").filter(has_text="live on Redis").locator("input").click()
+    found = wait_until(lambda: (m := result.search(view.inner_text())) and (before is None or m[0] != before[0]) and m,
+                       30, lambda: f"{where} {name}: no new Redis result after switching live on")
+    stored, computed = (int(found.group(n).replace(",", "")) for n in (2, 3))
+    own = priority * TIER_SPAN + counter
+    assert (stored, computed, found.group(4)) == (own, own, "equal"), \
+        f"{where} {name}: {found.group(0)!r}, but this student's score is {own:,}"
+    _error_free(page, f"{where} {name}")
+
+
+@pytest.mark.slow
+class TestCourseOnAHub:
+    """One hub, four students, two Redis set-ups; the steps in order."""
+
+    def test_each_server_has_the_notebooks_and_its_redis(self, hub, shared_redis):
+        shipped = sorted(path.name for path in cli.shipped_notebooks().glob("*.ipynb"))
+        for name in (*PRIVATE, *SHARED):
+            assert sorted(p.name for p in _home_copy(hub, name).glob("*.ipynb")) == shipped, name
+            processes = hub.student_processes(name)
+            redis = [p for p in processes if "redis-server" in " ".join(p.cmdline())]
+            server = next(p for p in processes if "jupyterhub.singleuser" in p.cmdline())
+            url = server.environ().get(ENV_URL, "")
+            if name in SHARED:
+                assert url == shared_redis.url and not redis, f"{name} should use the shared Redis only"
+            else:
+                assert url.startswith("unix://") and len(redis) == 1, f"{name} should have a private Redis"
+                assert str(hub.folder / "tmp") in url, url
+
+    def test_a_students_token_opens_only_their_own_server(self, hub):
+        alice, bob = hub.user_token("alice"), hub.user_token("bob")
+        assert _get(f"{hub.server_url('alice')}/api/status", alice) == 200
+        assert _get(f"{hub.server_url('bob')}/api/status", alice) == 403
+        assert _get(f"{hub.server_url('alice')}/api/status", bob) == 403
+
+    def test_students_see_their_own_answer_in_jupyterlab_and_voila(self, hub, browser):
+        """All four at once, each in a browser of their own (a context):
+        log in, JupyterLab and Run All, the slider; then the Voila page."""
+        contexts = {name: browser.new_context(viewport={"width": 1366, "height": 900})
+                    for name in (*PRIVATE, *SHARED)}
+        try:
+            labs = {name: _log_in(context, hub, name, f"/user/{name}/lab/tree/{NOTEBOOK}")
+                    for name, context in contexts.items()}
+            for name, page in labs.items():  # every Run All started before any is waited for
+                with shot_on_failure(page, f"hub-lab-{name}"):
+                    wait_until(lambda: _lab_idle(page), 120, f"JupyterLab {name}: the kernel never became idle")
+                    page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
+                    page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
+            for name, page in labs.items():
+                with shot_on_failure(page, f"hub-lab-{name}"):
+                    prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt")
+                    wait_until(lambda: all(re.search(r"\[\d+\]", text) for text in prompts.evaluate_all(
+                        "els => els.map(e => e.textContent)")) and _lab_idle(page), 180,
+                        f"JupyterLab {name}: Run All did not finish")
+                    _wait_views_rendered(page, f"JupyterLab {name}")
+                    _own_answer(page, name, "JupyterLab")
+            voilas = {}
+            for name, context in contexts.items():  # every page asked for before any is waited for
+                voilas[name] = context.new_page()
+                voilas[name].set_default_timeout(60_000)
+                voilas[name].goto(f"{hub.server_url(name)}/voila/render/{NOTEBOOK}", wait_until="commit",
+                                  timeout=180_000)
+            for name, page in voilas.items():
+                with shot_on_failure(page, f"hub-voila-{name}"):
+                    wait_until(lambda: page.evaluate(
+                        """() => document.readyState === 'complete' && !document.getElementById('loading')
+                             && !document.querySelector('script[type="application/vnd.voila.cell-output+json"]')"""),
+                        180, f"Voila {name}: the page did not finish rendering")
+                    handles = page.locator(".widget-slider .noUi-handle")
+                    wait_until(lambda: handles.count() >= 2, 60, f"Voila {name}: the hero's sliders never showed")
+                    _wait_views_rendered(page, f"Voila {name}")
+                    assert all(handles.nth(i).get_attribute("aria-label")
+                                                        for i in range(handles.count())), \
+                        f"Voila {name}: not the echomq-viz template (slider handles without names)"
+                    _own_answer(page, name, "Voila")
+        finally:
+            for context in contexts.values():
+                context.close()
+
+    def test_the_shared_redis_holds_each_students_jobs_apart(self, hub, shared_redis):
+        """Every queue on the shared Redis belongs to one kernel: the jobs a
+        student added hold that student's priority only, and no private
+        student's job is there at all."""
+        client = shared_redis.client()
+        students_in: dict[str, set[int]] = {}
+        for key in client.scan_iter(match="emq:{viz-01-score@*}:prioritized"):
+            queue = key[:-len(":prioritized")]
+            names = [client.hget(f"{queue}:{job}", "name") for job in client.zrange(key, 0, -1)]
+            # the student's own add, at the counter the notebook leaves (2**32 - 1); the notebook's is at 5
+            mine = {int(m.group(1)) for n in names if (m := re.fullmatch(r"hero-p(\d+)-c4294967295", n or ""))}
+            students_in[queue] = mine - {5}
+        client.close()
+        assert students_in, "no demo queue on the shared Redis"
+        assert all(len(found) <= 1 for found in students_in.values()), f"a queue holds two students' jobs: {students_in}"
+        for name in SHARED:  # one queue in JupyterLab, one in Voila
+            assert sum(PRIORITY[name] in found for found in students_in.values()) == 2, (name, students_in)
+        for name in PRIVATE:
+            assert not any(PRIORITY[name] in found for found in students_in.values()), (name, students_in)
+
+    def test_a_students_edit_survives_a_restart(self, hub):
+        copy = _home_copy(hub, "alice")
+        edited, deleted = copy / "02-which-pops-first.ipynb", copy / "03-inside-the-consume.ipynb"
+        notebook = json.loads(edited.read_text())
+        notebook["cells"].append({"cell_type": "markdown", "id": "alices-note", "metadata": {},
+                                  "source": "alice's own note"})
+        edited.write_text(json.dumps(notebook))
+        mine = edited.read_bytes()
+        deleted.unlink()
+        hub.stop_server("alice")
+        hub.start_server("alice")
+        assert edited.read_bytes() == mine, "the restart overwrote alice's edit"
+        assert deleted.read_bytes() == (cli.shipped_notebooks() / deleted.name).read_bytes(), \
+            "a notebook alice deleted did not come back"
+
+    def test_stopping_the_hub_leaves_no_process_and_no_key(self, hub, shared_redis):
+        hub.__exit__(None, None, None)
+        assert hub.process.returncode is not None
+        assert len(hub.seen) >= 4 * 3, f"too few processes were noted to mean anything: {hub.seen}"
+        assert hub.leftovers == [], "left running after the hub stopped:\n" + "\n".join(hub.leftovers)
+        client = shared_redis.client()
+        try:
+            assert client.dbsize() == 0, f"keys left on the shared Redis: {sorted(client.scan_iter())[:20]}"
+        finally:
+            client.close()
+        left = sorted(path.name for path in (hub.folder / "tmp").iterdir())
+        assert left == [], f"private Redis folders left: {left}"
+        assert not [p for p in psutil.process_iter(["cmdline"]) if str(hub.folder) in " ".join(p.info["cmdline"] or ())]
