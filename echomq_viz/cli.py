@@ -394,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     singleuser = sub.add_parser("singleuser", help="a student's server on a JupyterHub, in place of "
                                 "jupyterhub-singleuser: the notebooks copied into the home, a private Redis")
     singleuser.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default: the student's "
-                            f"copy in ./{USER_FOLDER}, made or updated now)")
+                            f"copy in ~/{USER_FOLDER}, made or updated now)")
     parser.commands["singleuser"] = singleuser
     return parser
 

@@ -4,7 +4,7 @@ A hub's spawner runs this command where it would run ``jupyterhub-singleuser``
 (Zero to JupyterHub: ``singleuser.cmd``). It
 
 - copies the shipped notebooks into ``echomq-viz-notebooks/`` in the
-  student's home (the folder it starts in), as ``echomq-viz lab`` does: the
+  student's home (``$HOME``), as ``echomq-viz lab`` does: the
   first start copies them all, later starts only what is missing or never
   edited, so a student's edits survive every restart;
 - starts a private Redis for this student's kernels, unless ``REDIS_URL`` is
@@ -35,12 +35,12 @@ SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` ru
 
 
 def student_notebooks(chosen: str | None) -> Path:
-    """``chosen``, else the student's own copy of the shipped notebooks in the
-    current folder (always a copy, even when the package runs from a checkout:
-    on a hub, the checkout is the image's, the copy is the student's)."""
+    """``chosen``, else the student's own copy of the shipped notebooks in
+    their home (always a copy, even when the package runs from a checkout: on
+    a hub, the checkout is the image's, the home is the student's volume)."""
     if chosen is not None:
         return cli.notebooks_dir(chosen)
-    return cli.copy_notebooks(cli.shipped_notebooks(), Path.cwd() / cli.USER_FOLDER, say=cli._say)
+    return cli.copy_notebooks(cli.shipped_notebooks(), Path.home() / cli.USER_FOLDER, say=cli._say)
 
 
 def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:

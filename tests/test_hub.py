@@ -24,7 +24,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import urllib.error
@@ -35,6 +37,11 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: pytest brings tomli
+    import tomli as tomllib
 
 from echomq_viz import cli
 from echomq_viz.server import ENV_URL, RedisServer
@@ -267,3 +274,70 @@ class TestCourseOnAHub:
         left = sorted(path.name for path in (hub.folder / "tmp").iterdir())
         assert left == [], f"private Redis folders left: {left}"
         assert not [p for p in psutil.process_iter(["cmdline"]) if str(hub.folder) in " ".join(p.info["cmdline"] or ())]
+
+
+# -- Zero to JupyterHub, on paper --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def z2jh() -> dict:
+    return yaml.safe_load((DEPLOY / "config.yaml").read_text(encoding="utf-8"))
+
+
+def _build_command() -> list[str]:
+    """The repo2docker command of build-image.sh, its ``$IMAGE`` filled in from the default there."""
+    script = (DEPLOY / "build-image.sh").read_text(encoding="utf-8")
+    image = re.search(r'^IMAGE="\$\{IMAGE:-([^}]+)\}"$', script, re.M)
+    line = re.search(r"^jupyter-repo2docker .*$", script, re.M)
+    assert image and line, "build-image.sh: no IMAGE default or no jupyter-repo2docker line"
+    return shlex.split(line.group(0).replace('"$IMAGE"', image.group(1)))
+
+
+def test_the_image_is_the_one_build_image_sh_builds_with_options_repo2docker_knows(z2jh):
+    command = _build_command()
+    image = z2jh["singleuser"]["image"]
+    assert command[command.index("--image-name") + 1] == f"{image['name']}:{image['tag']}"
+    r2d = Path(sys.executable).with_name("jupyter-repo2docker")
+    known = subprocess.run([str(r2d), "--help"], capture_output=True, text=True, timeout=60).stdout
+    for option in (part for part in command if part.startswith("--")):
+        assert re.search(rf"\[{re.escape(option)}[\] ]", known), f"repo2docker has no {option}"
+    # repo2docker builds environment.yml, whose pip line installs this repository with the hub extra
+    target = command[command.index("--target-repo-dir") + 1]
+    assert not target.startswith("/home/"), "the repository would hide under the students' home volume"
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    pip = next(entry["pip"] for entry in environment["dependencies"] if isinstance(entry, dict))
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    installed = re.fullmatch(r"-e \.\[(\w+)\]", pip[0])
+    assert installed, pip
+    assert any(req.startswith("jupyterhub") for req in extras["hub"])
+    assert installed.group(1) == "hub" or any("[hub]" in req for req in extras[installed.group(1)])
+
+
+def test_the_start_command_is_echomq_viz_singleuser(z2jh):
+    command = z2jh["singleuser"]["cmd"]
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert command[0] in scripts and scripts[command[0]] == "echomq_viz.cli:main"
+    args, extra = cli.build_parser().parse_known_args(command[1:])
+    assert (args.command, extra) == ("singleuser", [])
+    default = z2jh["singleuser"]["defaultUrl"]
+    assert default.startswith("/lab/tree/") and (ROOT / "notebooks" / default.removeprefix("/lab/tree/")).is_file()
+
+
+def test_redis_url_comes_from_an_optional_secret_that_redis_secret_yaml_defines(z2jh):
+    env = z2jh["singleuser"]["extraEnv"]
+    assert list(env) == [ENV_URL]
+    ref = env[ENV_URL]["valueFrom"]["secretKeyRef"]
+    assert ref["optional"] is True, "without the Secret, students must get a private Redis, not a failed start"
+    secret = yaml.safe_load((DEPLOY / "redis-secret.yaml").read_text(encoding="utf-8"))
+    assert (secret["kind"], secret["metadata"]["name"]) == ("Secret", ref["name"])
+    assert re.fullmatch(r"redis://:CHANGE-ME@[\w.-]+:\d+/\d+", secret["stringData"][ref["key"]])
+    egress = z2jh["singleuser"]["networkPolicy"]["egress"][0]
+    assert egress["ports"][0]["port"] == int(secret["stringData"][ref["key"]].rsplit(":", 1)[1].split("/")[0])
+
+
+def test_resources_are_guarantees_below_limits(z2jh):
+    units = {"K": 1e3, "M": 1e6, "G": 1e9}
+    size = lambda text: float(text[:-1]) * units[text[-1]]  # noqa: E731
+    cpu, memory = z2jh["singleuser"]["cpu"], z2jh["singleuser"]["memory"]
+    assert 0 < cpu["guarantee"] <= cpu["limit"]
+    assert 0 < size(memory["guarantee"]) <= size(memory["limit"])
