@@ -21,6 +21,8 @@ What is reported:
 - ``hub_errors``, ``hub_crosstalk``: as in classroom.py;
 - ``hub_rss_per_student_mb``: resident memory of one student's server, kernel
   and private Redis together (the largest of the N);
+- ``hub_cpu_per_student_pct``: CPU of one student's processes while
+  dragging, in percent of one core (the mean over the N);
 - ``hub_start_s``: a student's server from the start request to ready (p95);
 - ``hub_vs_app_p95``: ``hub_p95_ms`` over the app's p95 at the same N.
 
@@ -319,13 +321,19 @@ class Hub:
         return []
 
     def student_rss_mb(self, name: str) -> float:
-        total = 0
+        return self._student_sum(name, lambda proc: proc.memory_info().rss) / 2**20
+
+    def student_cpu_seconds(self, name: str) -> float:
+        return self._student_sum(name, lambda proc: sum(proc.cpu_times()[:2]))
+
+    def _student_sum(self, name: str, measure: Callable[[psutil.Process], float]) -> float:
+        total = 0.0
         for proc in self.student_processes(name):
             try:
-                total += proc.memory_info().rss
+                total += measure(proc)
             except psutil.Error:
                 pass
-        return total / 2**20
+        return total
 
 
 # -- students through the hub's proxy ---------------------------------------------------------------
@@ -369,14 +377,15 @@ class HubStudent(classroom.Student):
         await super().join()
 
 
-async def _class_at_work(students: list[HubStudent], seconds: float, record: classroom.Record) -> dict:
+async def _class_at_work(students: list[HubStudent], seconds: float, record: classroom.Record,
+                         cpu_seconds: Callable[[], float]) -> dict:
     stop = asyncio.Event()
     joined = await classroom._join_all(students, record)
     hands = [asyncio.ensure_future(s.drag(stop)) for s in joined]
     try:
-        window_start = time.monotonic()
+        cpu_before, window_start = cpu_seconds(), time.monotonic()
         await asyncio.sleep(seconds)
-        window_end = time.monotonic()
+        cpu_used, window_end = cpu_seconds() - cpu_before, time.monotonic()
     finally:
         stop.set()
         await asyncio.gather(*hands, return_exceptions=True)
@@ -384,7 +393,9 @@ async def _class_at_work(students: list[HubStudent], seconds: float, record: cla
     active = sum(not s.closed for s in joined)
     await asyncio.gather(*(s.leave() for s in joined), return_exceptions=True)
     return {"hub_sessions": active, "hub_moves": len(moves), "hub_p50_ms": classroom._percentile(moves, 50),
-            "hub_p95_ms": classroom._percentile(moves, 95)}
+            "hub_p95_ms": classroom._percentile(moves, 95),
+            # percent of one core per student while dragging: server, kernel and Redis together
+            "hub_cpu_per_student_pct": round(cpu_used / (window_end - window_start) / max(len(joined), 1) * 100, 1)}
 
 
 def bench_hub(sessions: int, seconds: float = 20.0, *, shared_redis: bool = False, compare: bool = True,
@@ -403,7 +414,8 @@ def bench_hub(sessions: int, seconds: float = 20.0, *, shared_redis: bool = Fals
             start_s = _start_all(hub, names)
             tokens = {name: hub.user_token(name) for name in names}
             students = [HubStudent(n, hub.server_url(name), tokens[name], record) for n, name in enumerate(names)]
-            results.update(asyncio.run(_class_at_work(students, seconds, record)))
+            cpu = lambda: sum(hub.student_cpu_seconds(name) for name in names)  # noqa: E731
+            results.update(asyncio.run(_class_at_work(students, seconds, record, cpu)))
             rss = [hub.student_rss_mb(name) for name in names]
             results.update({
                 "hub_errors": len(record.errors), "hub_crosstalk": len(record.crosstalk),

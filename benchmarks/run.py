@@ -35,6 +35,7 @@ from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -179,6 +180,7 @@ def bench_bands(jobs: int) -> dict:
 
 GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=", 5)})
 GOALS.update(CLASSROOM_GOALS)
+GOALS.update(HUB_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -365,7 +367,7 @@ def bench_test_suite() -> dict:
             "test_quick_exit": quick_exit}
 
 
-PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "browser", "tests"]
+PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "hub", "browser", "tests"]
 _ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
 
 
@@ -403,6 +405,8 @@ def main() -> int:
         results.update(bench_inspect(100_000 if quick else 1_000_000))
     if "classroom" not in args.skip:
         results.update(bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40], 10 if quick else 20))
+    if "hub" not in args.skip:
+        results.update(bench_hub(4 if quick else 20, 10 if quick else 20))
     if "browser" not in args.skip:
         results.update(bench_browser(10 if quick else 40))
     if "tests" not in args.skip:

@@ -341,3 +341,42 @@ def test_resources_are_guarantees_below_limits(z2jh):
     cpu, memory = z2jh["singleuser"]["cpu"], z2jh["singleuser"]["memory"]
     assert 0 < cpu["guarantee"] <= cpu["limit"]
     assert 0 < size(memory["guarantee"]) <= size(memory["limit"])
+
+
+def test_the_readme_gives_the_start_command_of_config_yaml(z2jh):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- singleuser-command -->\n```bash\n(.+)\n```", readme)
+    assert shown, "README.md: no singleuser-command block"
+    assert shlex.split(shown.group(1)) == z2jh["singleuser"]["cmd"]
+
+
+# -- echomq-viz singleuser, without a hub -------------------------------------------------------------
+
+
+def test_singleuser_copies_into_the_home_and_keeps_edits(tmp_path, monkeypatch):
+    from echomq_viz.hub import student_notebooks
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(ROOT)  # a checkout: lab would use its notebooks/; a student's server never does
+    said: list[str] = []
+    monkeypatch.setattr(cli, "_say", said.append)
+    copy = student_notebooks(None)
+    assert copy == tmp_path / cli.USER_FOLDER
+    shipped = cli.shipped_notebooks()
+    assert sorted(p.name for p in copy.glob("*.ipynb")) == sorted(p.name for p in shipped.glob("*.ipynb"))
+    (copy / NOTEBOOK).write_text("my own version")
+    (copy / "02-which-pops-first.ipynb").unlink()
+    assert student_notebooks(None) == copy
+    assert (copy / NOTEBOOK).read_text() == "my own version"
+    assert (copy / "02-which-pops-first.ipynb").read_bytes() == (shipped / "02-which-pops-first.ipynb").read_bytes()
+    assert "copied 1," in said[-1]
+
+
+def test_singleuser_runs_jupyterhub_singleuser_on_the_copy_with_the_spawners_options_last(tmp_path):
+    from echomq_viz.hub import SINGLEUSER_MODULE, singleuser_argv
+
+    argv = singleuser_argv(tmp_path, ["--debug", "--ServerApp.root_dir=/elsewhere"])
+    assert argv[:3] == [sys.executable, "-m", SINGLEUSER_MODULE]
+    assert importlib.util.find_spec(SINGLEUSER_MODULE) is not None
+    assert f"--ServerApp.root_dir={tmp_path}" in argv and "--VoilaConfiguration.template=echomq-viz" in argv
+    assert argv[-2:] == ["--debug", "--ServerApp.root_dir=/elsewhere"]  # the operator's options win
