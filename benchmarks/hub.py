@@ -446,26 +446,38 @@ def _start_all(hub: Hub, names: list[str]) -> list[float]:
         return list(pool.map(hub.start_server, names))
 
 
+def _bounded(kind: type, low: float, high: float):
+    """An argparse type: a ``kind`` number in ``low..high``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be a number in {low:g}..{high:g}, got {text!r}")
+        return value
+    return parse
+
+
+def _goal_note(key: str, value) -> str:
+    if key not in GOALS or not isinstance(value, (int, float)):
+        return ""
+    op, target = GOALS[key]
+    met = value <= target if op == "<=" else value >= target
+    return f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=20, help="students (1..200, default 20)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds (default 20)")
+    parser.add_argument("--sessions", type=_bounded(int, 1, 200), default=20, help="students (1..200, default 20)")
+    parser.add_argument("--seconds", type=_bounded(float, 1, 600), default=20.0,
+                        help="measured seconds (1..600, default 20)")
     parser.add_argument("--shared-redis", action="store_true", help="every student on one Redis with a password")
     parser.add_argument("--no-compare", action="store_true", help="skip the same class on echomq-viz app")
     parser.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = parser.parse_args(argv)
-    if not 1 <= args.sessions <= 200:
-        parser.error(f"--sessions must be in 1..200, got {args.sessions}")
-    if not 1 <= args.seconds <= 600:
-        parser.error(f"--seconds must be in 1..600, got {args.seconds:g}")
     results = bench_hub(args.sessions, args.seconds, shared_redis=args.shared_redis, compare=not args.no_compare)
-    for key, value in results.items():
-        goal = GOALS.get(key)
-        verdict = ""
-        if goal and isinstance(value, (int, float)):
-            op, target = goal
-            verdict = f"  goal {op} {target:g}: {'met' if (value <= target if op == '<=' else value >= target) else 'MISSED'}"
-        print(f"{key:<24}  {value}{verdict}")
+    print("\n".join(f"{key:<24}  {value}{_goal_note(key, value)}" for key, value in results.items()))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
         print(f"wrote {args.json}")
