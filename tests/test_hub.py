@@ -158,6 +158,27 @@ def _own_answer(page, name: str, where: str) -> None:
     _error_free(page, f"{where} {name}")
 
 
+def _shared_redis_keeps_students_apart(shared_redis) -> None:
+    """Every queue on the shared Redis belongs to one kernel: the jobs a
+    student added hold that student's priority only, and no private
+    student's job is there at all."""
+    client = shared_redis.client()
+    students_in: dict[str, set[int]] = {}
+    for key in client.scan_iter(match="emq:{viz-01-score@*}:prioritized"):
+        queue = key[:-len(":prioritized")]
+        names = [client.hget(f"{queue}:{job}", "name") for job in client.zrange(key, 0, -1)]
+        # the student's own add, at the counter the notebook leaves (2**32 - 1); the notebook's is at 5
+        mine = {int(m.group(1)) for n in names if (m := re.fullmatch(r"hero-p(\d+)-c4294967295", n or ""))}
+        students_in[queue] = mine - {5}
+    client.close()
+    assert students_in, "no demo queue on the shared Redis"
+    assert all(len(found) <= 1 for found in students_in.values()), f"a queue holds two students' jobs: {students_in}"
+    for name in SHARED:  # one queue in JupyterLab, one in Voila
+        assert sum(PRIORITY[name] in found for found in students_in.values()) == 2, (name, students_in)
+    for name in PRIVATE:
+        assert not any(PRIORITY[name] in found for found in students_in.values()), (name, students_in)
+
+
 @pytest.mark.slow
 class TestCourseOnAHub:
     """One hub, four students, two Redis set-ups; the steps in order."""
@@ -182,9 +203,10 @@ class TestCourseOnAHub:
         assert _get(f"{hub.server_url('bob')}/api/status", alice) == 403
         assert _get(f"{hub.server_url('alice')}/api/status", bob) == 403
 
-    def test_students_see_their_own_answer_in_jupyterlab_and_voila(self, hub, browser):
+    def test_students_see_their_own_answer_in_jupyterlab_and_voila(self, hub, shared_redis, browser):
         """All four at once, each in a browser of their own (a context):
-        log in, JupyterLab and Run All, the slider; then the Voila page."""
+        log in, JupyterLab and Run All, the slider; then the Voila page.
+        Then the shared Redis holds the shared students' jobs apart."""
         contexts = {name: browser.new_context(viewport={"width": 1366, "height": 900})
                     for name in (*PRIVATE, *SHARED)}
         try:
@@ -225,26 +247,7 @@ class TestCourseOnAHub:
         finally:
             for context in contexts.values():
                 context.close()
-
-    def test_the_shared_redis_holds_each_students_jobs_apart(self, hub, shared_redis):
-        """Every queue on the shared Redis belongs to one kernel: the jobs a
-        student added hold that student's priority only, and no private
-        student's job is there at all."""
-        client = shared_redis.client()
-        students_in: dict[str, set[int]] = {}
-        for key in client.scan_iter(match="emq:{viz-01-score@*}:prioritized"):
-            queue = key[:-len(":prioritized")]
-            names = [client.hget(f"{queue}:{job}", "name") for job in client.zrange(key, 0, -1)]
-            # the student's own add, at the counter the notebook leaves (2**32 - 1); the notebook's is at 5
-            mine = {int(m.group(1)) for n in names if (m := re.fullmatch(r"hero-p(\d+)-c4294967295", n or ""))}
-            students_in[queue] = mine - {5}
-        client.close()
-        assert students_in, "no demo queue on the shared Redis"
-        assert all(len(found) <= 1 for found in students_in.values()), f"a queue holds two students' jobs: {students_in}"
-        for name in SHARED:  # one queue in JupyterLab, one in Voila
-            assert sum(PRIORITY[name] in found for found in students_in.values()) == 2, (name, students_in)
-        for name in PRIVATE:
-            assert not any(PRIORITY[name] in found for found in students_in.values()), (name, students_in)
+        _shared_redis_keeps_students_apart(shared_redis)
 
     def test_a_students_edit_survives_a_restart(self, hub):
         copy = _home_copy(hub, "alice")
