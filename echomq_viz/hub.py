@@ -12,7 +12,8 @@ A hub's spawner runs this command where it would run ``jupyterhub-singleuser``
   once at start);
 - runs ``jupyterhub-singleuser`` on that folder: JupyterLab at
   ``/user/<name>/lab``, every notebook as a Voila page at
-  ``/user/<name>/voila/render/<notebook>``. Options it does not know go to
+  ``/user/<name>/voila/render/<notebook>``; kernels with no page open are
+  stopped after 10 idle minutes. Options it does not know go to
   jupyterhub-singleuser, so the spawner's own arguments still work.
 
 When the hub stops the server (SIGINT, then SIGTERM), the server shuts its
@@ -32,6 +33,12 @@ from . import cli
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
 SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` runs
+# A closed Voila page or notebook leaves its kernel running; under a pod's memory limit a few
+# reloads would add up. Kernels with no page connected are stopped after 10 idle minutes.
+KERNEL_CULLING = (
+    "--MappingKernelManager.cull_idle_timeout=600",
+    "--MappingKernelManager.cull_interval=60",
+)
 
 
 def student_notebooks(chosen: str | None) -> Path:
@@ -47,7 +54,7 @@ def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
     """jupyterhub-singleuser on ``root``, Voila pages in the echomq-viz
     template (named slider handles), then the spawner's own options."""
     argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *cli.LAB_QUIET,
-            f"--VoilaConfiguration.template={TEMPLATE}"]
+            *KERNEL_CULLING, f"--VoilaConfiguration.template={TEMPLATE}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
     return [*argv, *extra]

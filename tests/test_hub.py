@@ -382,4 +382,5 @@ def test_singleuser_runs_jupyterhub_singleuser_on_the_copy_with_the_spawners_opt
     assert argv[:3] == [sys.executable, "-m", SINGLEUSER_MODULE]
     assert importlib.util.find_spec(SINGLEUSER_MODULE) is not None
     assert f"--ServerApp.root_dir={tmp_path}" in argv and "--VoilaConfiguration.template=echomq-viz" in argv
+    assert "--MappingKernelManager.cull_idle_timeout=600" in argv  # a closed page's kernel goes
     assert argv[-2:] == ["--debug", "--ServerApp.root_dir=/elsewhere"]  # the operator's options win
