@@ -282,6 +282,14 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
         return _serve([*argv, *extra], app_environment(args.inspect_any))
 
 
+def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """A student's server on a JupyterHub: see :mod:`echomq_viz.hub`."""
+    _require("jupyterhub", "jupyterhub")
+    from .hub import singleuser_argv, singleuser_env, student_notebooks  # only this command needs them
+
+    return _serve(singleuser_argv(student_notebooks(args.notebooks, say=_say), extra), singleuser_env())
+
+
 def _write_connect_file(server: RedisServer) -> Path:
     """A 0600 file in the server's 0700 folder setting REDIS_URL and
     REDISCLI_AUTH: how this user reaches the server without the password on screen."""
@@ -417,8 +425,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "app":
             return cmd_app(args, extra)
         if args.command == "singleuser":
-            from .hub import cmd_singleuser  # here: the other commands need none of it
-
             return cmd_singleuser(args, extra)
         return cmd_lab(args, extra)
     except RedisUnavailable as exc:

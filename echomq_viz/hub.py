@@ -23,14 +23,15 @@ nothing outlives it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from . import cli
 from ._voila import TEMPLATE, TEMPLATE_ROOT
+from .cli import LAB_QUIET, USER_FOLDER, copy_notebooks, notebooks_dir, shipped_notebooks
+
+__all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
 
 SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` runs
 # A closed Voila page or notebook leaves its kernel running; under a pod's memory limit a few
@@ -41,27 +42,26 @@ KERNEL_CULLING = (
 )
 
 
-def student_notebooks(chosen: str | None) -> Path:
+def student_notebooks(chosen: str | None, *, say: Callable[[str], None]) -> Path:
     """``chosen``, else the student's own copy of the shipped notebooks in
     their home (always a copy, even when the package runs from a checkout: on
     a hub, the checkout is the image's, the home is the student's volume)."""
     if chosen is not None:
-        return cli.notebooks_dir(chosen)
-    return cli.copy_notebooks(cli.shipped_notebooks(), Path.home() / cli.USER_FOLDER, say=cli._say)
+        return notebooks_dir(chosen)
+    return copy_notebooks(shipped_notebooks(), Path.home() / USER_FOLDER, say=say)
 
 
 def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
     """jupyterhub-singleuser on ``root``, Voila pages in the echomq-viz
     template (named slider handles), then the spawner's own options."""
-    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *cli.LAB_QUIET,
+    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *LAB_QUIET,
             *KERNEL_CULLING, f"--VoilaConfiguration.template={TEMPLATE}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
     return [*argv, *extra]
 
 
-def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    cli._require("jupyterhub", "jupyterhub")
-    root = student_notebooks(args.notebooks)
+def singleuser_env() -> dict[str, str]:
+    """What the server gets besides ``REDIS_URL``: the echomq-viz Voila template on its path."""
     paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
-    return cli._serve(singleuser_argv(root, extra), {"JUPYTER_PATH": os.pathsep.join(paths)})
+    return {"JUPYTER_PATH": os.pathsep.join(paths)}

@@ -362,14 +362,13 @@ def test_singleuser_copies_into_the_home_and_keeps_edits(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(ROOT)  # a checkout: lab would use its notebooks/; a student's server never does
     said: list[str] = []
-    monkeypatch.setattr(cli, "_say", said.append)
-    copy = student_notebooks(None)
+    copy = student_notebooks(None, say=said.append)
     assert copy == tmp_path / cli.USER_FOLDER
     shipped = cli.shipped_notebooks()
     assert sorted(p.name for p in copy.glob("*.ipynb")) == sorted(p.name for p in shipped.glob("*.ipynb"))
     (copy / NOTEBOOK).write_text("my own version")
     (copy / "02-which-pops-first.ipynb").unlink()
-    assert student_notebooks(None) == copy
+    assert student_notebooks(None, say=said.append) == copy
     assert (copy / NOTEBOOK).read_text() == "my own version"
     assert (copy / "02-which-pops-first.ipynb").read_bytes() == (shipped / "02-which-pops-first.ipynb").read_bytes()
     assert "copied 1," in said[-1]
