@@ -287,7 +287,9 @@ def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("jupyterhub", "jupyterhub")
     from .hub import singleuser_argv, singleuser_env, student_notebooks  # only this command needs them
 
-    return _serve(singleuser_argv(student_notebooks(args.notebooks, say=_say), extra), singleuser_env())
+    root = student_notebooks(args.notebooks, say=_say)
+    with owned_tempdir("echomq-viz-hub-") as run_dir:
+        return _serve(singleuser_argv(root, extra), singleuser_env(run_dir))
 
 
 def _write_connect_file(server: RedisServer) -> Path:

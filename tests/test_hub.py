@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shlex
 import shutil
@@ -225,6 +226,7 @@ class TestCourseOnAHub:
                         f"JupyterLab {name}: Run All did not finish")
                     _wait_views_rendered(page, f"JupyterLab {name}")
                     _own_answer(page, name, "JupyterLab")
+                    assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
             voilas = {}
             for name, context in contexts.items():  # every page asked for before any is waited for
                 voilas[name] = context.new_page()
@@ -383,3 +385,16 @@ def test_singleuser_runs_jupyterhub_singleuser_on_the_copy_with_the_spawners_opt
     assert f"--ServerApp.root_dir={tmp_path}" in argv and "--VoilaConfiguration.template=echomq-viz" in argv
     assert "--MappingKernelManager.cull_idle_timeout=600" in argv  # a closed page's kernel goes
     assert argv[-2:] == ["--debug", "--ServerApp.root_dir=/elsewhere"]  # the operator's options win
+
+
+def test_singleuser_env_puts_the_template_and_a_quiet_lab_first(tmp_path, monkeypatch):
+    from echomq_viz._voila import TEMPLATE_ROOT
+    from echomq_viz.hub import singleuser_env
+
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/operators/config")
+    monkeypatch.delenv("JUPYTER_PATH", raising=False)
+    env = singleuser_env(tmp_path)
+    assert env["JUPYTER_PATH"] == str(TEMPLATE_ROOT)
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(tmp_path), "/operators/config"]
+    disabled = json.loads((tmp_path / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+    assert disabled == {plugin: True for plugin in cli.LAB_DISABLED_PLUGINS}
