@@ -231,9 +231,12 @@ class Hub:
         """Create ``name`` if new, start their server, wait until it is ready:
         the seconds from the request to ready."""
         started = time.monotonic()
-        if self._user(name) is None:
-            self.api("POST", f"/users/{name}")
-        self.api("POST", f"/users/{name}/server")
+        try:
+            if self._user(name) is None:
+                self.api("POST", f"/users/{name}")
+            self.api("POST", f"/users/{name}/server")
+        except urllib.error.HTTPError as exc:  # the reason is in the hub's log, not in the answer
+            raise RuntimeError(f"starting {name}'s server: HTTP {exc.code}\n{self.log_tail()}") from None
         self._wait(lambda: self._server(name).get("ready"), START_TIMEOUT_S,
                    lambda: f"{name}'s server was not ready within {START_TIMEOUT_S:g} s\n{self.log_tail()}")
         self.note_family()

@@ -276,6 +276,7 @@ class TestCourseOnAHub:
             assert client.dbsize() == 0, f"keys left on the shared Redis: {sorted(client.scan_iter())[:20]}"
         finally:
             client.close()
+        assert shared_redis.password not in hub.log_path.read_text(errors="replace"), "the hub's log shows the password"
         left = sorted(path.name for path in (hub.folder / "tmp").iterdir())
         assert left == [], f"private Redis folders left: {left}"
         assert not [p for p in psutil.process_iter(["cmdline"]) if str(hub.folder) in " ".join(p.info["cmdline"] or ())]
