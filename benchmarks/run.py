@@ -41,6 +41,7 @@ from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
+from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -186,6 +187,7 @@ def bench_bands(jobs: int) -> dict:
 GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=", 5)})
 GOALS.update(CLASSROOM_GOALS)
 GOALS.update(LEASE_GOALS)
+GOALS.update(HUB_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -383,6 +385,7 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "classroom": lambda quick: bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40],
                                                10 if quick else 20),
     "lease": lambda quick: bench_lease(1 if quick else 3),
+    "hub": lambda quick: bench_hub(4 if quick else 20, 10 if quick else 20),
     "browser": lambda quick: bench_browser(10 if quick else 40),
     "tests": lambda quick: bench_test_suite(),
 }

@@ -8,7 +8,8 @@ as offline HTML pages, with a private Redis.
   to connect to it;
 - ``echomq-viz clean``  remove the demo keys no live kernel owns from a Redis;
 - ``echomq-viz export`` write every notebook as an HTML page that renders its
-  widgets and figures with no network (see :mod:`echomq_viz.export`).
+  widgets and figures with no network (see :mod:`echomq_viz.export`);
+- ``echomq-viz singleuser`` a student's server on a JupyterHub (see :mod:`echomq_viz.hub`).
 
 ``lab`` and ``app`` start the embedded Redis (unless ``REDIS_URL`` is set, whose
 orphaned demo keys they then clean once) and hand its address to every kernel
@@ -298,6 +299,16 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
         return _serve([*argv, *extra], env)
 
 
+def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """A student's server on a JupyterHub: see :mod:`echomq_viz.hub`."""
+    _require("jupyterhub", "jupyterhub")
+    from .hub import singleuser_argv, singleuser_env, student_notebooks  # only this command needs them
+
+    root = student_notebooks(args.notebooks, say=_say)
+    with owned_tempdir("echomq-viz-hub-") as run_dir:
+        return _serve(singleuser_argv(root, extra), singleuser_env(run_dir))
+
+
 def _write_connect_file(server: RedisServer) -> Path:
     """A 0600 file in the server's 0700 folder setting REDIS_URL and
     REDISCLI_AUTH: how this user reaches the server without the password on screen."""
@@ -375,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "with a private Redis.",
         epilog="Options lab and app do not know go to JupyterLab or Voila, "
                "e.g. echomq-viz app --theme=dark")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,export}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,export,singleuser}")
     parser.commands = {}  # name -> its parser, for errors found after parsing
     for name, helptext, portname in (
         ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
@@ -409,13 +420,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--no-execute", action="store_true",
                         help="use the outputs and widget state stored in the notebooks as they are "
                              "(their figures are blank: only a run records them)")
+    singleuser = sub.add_parser("singleuser", help="a student's server on a JupyterHub, in place of "
+                                "jupyterhub-singleuser: the notebooks copied into the home, a private Redis")
+    singleuser.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default: the student's "
+                            f"copy in ~/{USER_FOLDER}, made or updated now)")
+    parser.commands["singleuser"] = singleuser
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command not in ("lab", "app"):
+    if extra and args.command not in ("lab", "app", "singleuser"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     port = getattr(args, "port", None)
     if port is not None and not 0 <= port <= 65535:
@@ -433,6 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_clean(args)
         if args.command == "app":
             return cmd_app(args, extra)
+        if args.command == "singleuser":
+            return cmd_singleuser(args, extra)
         return cmd_lab(args, extra)
     except RedisUnavailable as exc:
         print(f"echomq-viz: {redact_url(str(exc))}", file=sys.stderr)

@@ -1,0 +1,76 @@
+"""``echomq-viz singleuser``: a student's server on a JupyterHub.
+
+A hub's spawner runs this command where it would run ``jupyterhub-singleuser``
+(Zero to JupyterHub: ``singleuser.cmd``). It
+
+- copies the shipped notebooks into ``echomq-viz-notebooks/`` in the
+  student's home (``$HOME``), as ``echomq-viz lab`` does: the
+  first start copies them all, later starts only what is missing or never
+  edited, so a student's edits survive every restart;
+- starts a private Redis for this student's kernels, unless ``REDIS_URL`` is
+  set (one shared Redis for the course; orphaned demo keys there are removed
+  once at start);
+- runs ``jupyterhub-singleuser`` on that folder: JupyterLab at
+  ``/user/<name>/lab``, every notebook as a Voila page at
+  ``/user/<name>/voila/render/<notebook>``; kernels with no page open are
+  stopped after 10 idle minutes. Options it does not know go to
+  jupyterhub-singleuser, so the spawner's own arguments still work.
+
+When the hub stops the server (SIGINT, then SIGTERM), the server shuts its
+kernels down, then anything it left is ended, then the private Redis:
+nothing outlives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ._voila import TEMPLATE, TEMPLATE_ROOT
+from .cli import LAB_DISABLED_PLUGINS, LAB_QUIET, USER_FOLDER, copy_notebooks, notebooks_dir, shipped_notebooks
+
+__all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
+
+SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` runs
+# A closed Voila page or notebook leaves its kernel running; under a pod's memory limit a few
+# reloads would add up. Kernels with no page connected are stopped after 10 idle minutes.
+KERNEL_CULLING = (
+    "--MappingKernelManager.cull_idle_timeout=600",
+    "--MappingKernelManager.cull_interval=60",
+)
+
+
+def student_notebooks(chosen: str | None, *, say: Callable[[str], None]) -> Path:
+    """``chosen``, else the student's own copy of the shipped notebooks in
+    their home (always a copy, even when the package runs from a checkout: on
+    a hub, the checkout is the image's, the home is the student's volume)."""
+    if chosen is not None:
+        return notebooks_dir(chosen)
+    return copy_notebooks(shipped_notebooks(), Path.home() / USER_FOLDER, say=say)
+
+
+def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
+    """jupyterhub-singleuser on ``root``, Voila pages in the echomq-viz
+    template (named slider handles), then the spawner's own options."""
+    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *LAB_QUIET,
+            *KERNEL_CULLING, f"--VoilaConfiguration.template={TEMPLATE}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines often run as root
+    return [*argv, *extra]
+
+
+def singleuser_env(run_dir: Path) -> dict[str, str]:
+    """What the server gets besides ``REDIS_URL``: the echomq-viz Voila
+    template on its path, and ``run_dir`` (this run's own folder) first on
+    its config path, switching JupyterLab's news announcements off there."""
+    labconfig = run_dir / "labconfig"
+    labconfig.mkdir(exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}), encoding="utf-8")
+    env = {}
+    for name, first in (("JUPYTER_PATH", TEMPLATE_ROOT), ("JUPYTER_CONFIG_PATH", run_dir)):
+        env[name] = os.pathsep.join([str(first), *filter(None, os.environ.get(name, "").split(os.pathsep))])
+    return env
