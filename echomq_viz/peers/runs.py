@@ -1,0 +1,84 @@
+"""One library through the workload, observed: pop order, keys, commands (I/O)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+from .base import Peer
+from .observe import CommandLog, OpSummary, key_types, summarize, write_commands
+from .workload import WorkJob, correct_order, fifo_breaks, key_shape, slot_count, tier_breaks
+
+__all__ = ["PeerRun", "observe"]
+
+
+@dataclass(frozen=True)
+class PeerRun:
+    """What one library did with the workload, every field measured."""
+
+    key: str
+    label: str
+    library: str
+    configured: str
+    tier_means: str
+    jobs: tuple[WorkJob, ...]
+    order: tuple[str, ...]  # names in the order the library handed them out
+    keys: dict  # key -> Redis type, after every job was added
+    add: OpSummary
+    pop: OpSummary
+    slots_configured: int  # hash slots of the keys as configured here
+    slots_default: int  # hash slots of the same keys under the library's default names
+    default_names: str
+
+    @property
+    def right(self) -> tuple[str, ...]:
+        return tuple(correct_order(self.jobs))
+
+    @property
+    def correct(self) -> bool:
+        return self.order == self.right
+
+    @property
+    def fifo_breaks(self) -> int:
+        return fifo_breaks(self.jobs, self.order)
+
+    @property
+    def tier_breaks(self) -> int:
+        return tier_breaks(self.jobs, self.order)
+
+    @property
+    def prefix(self) -> str:
+        return f"emq:{{viz-10-{self.key}@"
+
+    def key_layout(self) -> dict[tuple[str, str], int]:
+        """``(key shape, type) -> how many keys``, job ids written ``<id>``."""
+        cut = {key: key[key.index("}:") + 2:] for key in self.keys}
+        return dict(sorted(Counter((key_shape(cut[key], ""), kind) for key, kind in self.keys.items()).items()))
+
+    def type_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(self.keys.values()).items()))
+
+
+def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
+    """Empty ``peer``'s queue, add ``jobs`` one by one, read its keys, pop them
+    all; MONITOR files every command under its add or pop. The workload runs
+    once before, unobserved, so one-time work (loading scripts, naming
+    connections) is not counted as the cost of an add or a pop."""
+    peer.reset()
+    peer.add_all(jobs)  # once unobserved: scripts get loaded, connections named
+    peer.pop_all(len(jobs))
+    peer.reset()
+    with CommandLog(peer.client, peer.tag) as log:
+        peer.add_all(jobs, log.mark)
+        log.pause()
+        keys = key_types(peer.client, peer.tag)
+        order = peer.pop_all(len(jobs), log.mark, log.pause)
+    writes = write_commands(peer.client, {line.name for op in log.operations for line in op.lines})
+    return PeerRun(
+        key=peer.key, label=peer.label, library=peer.library, configured=peer.configured,
+        tier_means=peer.tier_means, jobs=tuple(jobs), order=tuple(order), keys=keys,
+        add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
+        slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
+        default_names=peer.default_names,
+    )
