@@ -65,6 +65,7 @@ class Peer:
     configured = ""
     tier_means = ""
     default_names = ""  # how the library names the same keys when nothing is configured
+    levels = ""  # how many priority levels it keeps apart
 
     def __init__(self, client: Any = None) -> None:
         self.demo = Demo(f"viz-10-{self.key}", client)

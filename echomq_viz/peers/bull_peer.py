@@ -26,6 +26,7 @@ class BullPeer(Peer):
     key = "bull"
     label = "Bull (Node.js)"
     tier_means = "priority=tier (1 is served first)"
+    levels = "any number (ZCOUNT over the priority set)"
     default_names = "bull:<queue>:<type>"
     configured = "prefix: 'emq', queue name '{viz-10-bull@…}' (Bull's own advice for Redis Cluster)"
 

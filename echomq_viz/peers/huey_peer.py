@@ -31,6 +31,7 @@ class HueyPeer(Peer):
     key = "huey"
     label = "huey, priority storage"
     tier_means = "priority=4-tier (a higher number is served first)"
+    levels = "any number (the score is -priority)"
     default_names = "huey.redis.<name>, huey.schedule.<name>, huey.results.<name>"
 
     def __init__(self, client: Any = None) -> None:

@@ -59,6 +59,7 @@ class KombuPeer(Peer):
         self.steps = tuple(self.queue.channel.priority_steps)
         self.library = f"kombu {kombu.__version__}"
         self.label = f"kombu, {len(self.steps)} steps"
+        self.levels = f"{len(self.steps)} (one list per step)"
         shown = {k: v for k, v in options.items() if k != "global_keyprefix"}
         self.configured = (f"transport_options={shown} plus global_keyprefix='emq:{{viz-10-{self.key}@…}}:'")
         self._message = None

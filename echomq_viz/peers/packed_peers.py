@@ -12,6 +12,7 @@ import threading
 import uuid
 from typing import Any, Awaitable, TypeVar
 
+from ..score import PRIORITY_LIMIT
 from .base import Peer, redis_url_of
 from .workload import WorkJob
 
@@ -29,6 +30,7 @@ class PackedPeer(Peer):
     configured = "nothing: every key is emq:{<queue>}:<type> by design"
     tier_means = "priority=tier (1 is served first)"
     default_names = "emq:{<queue>}:<type>"
+    levels = f"{PRIORITY_LIMIT:,} (exact scores up to 2**21 - 1)"
 
     def _add(self, job: WorkJob) -> None:
         self.demo.add(job.name, job.tier)
@@ -65,6 +67,7 @@ class BullMQPeer(Peer):
     label = "BullMQ (stock client)"
     tier_means = "priority=tier (1 is served first)"
     default_names = "bull:<queue>:<type>"
+    levels = PackedPeer.levels + ", the same score"
 
     def __init__(self, client: Any = None) -> None:
         import bullmq

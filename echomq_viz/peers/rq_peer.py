@@ -66,6 +66,7 @@ class RQPeer(Peer):
             **{**kwargs, "decode_responses": False}))
         self.job_class, self.queue_class = DemoJob, DemoQueue
         self.queues = [DemoQueue(level, connection=self.connection) for level in LEVELS]
+        self.levels = f"one per queue ({len(self.queues)} here)"
 
     def _queue_for(self, tier: int):
         return self.queues[TIERS.index(tier)]

@@ -10,7 +10,7 @@ from .base import Peer
 from .observe import CommandLog, OpSummary, key_types, summarize, write_commands
 from .workload import WorkJob, correct_order, fifo_breaks, key_shape, slot_count, tier_breaks
 
-__all__ = ["PeerRun", "observe"]
+__all__ = ["PeerRun", "observe", "observe_all"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class PeerRun:
     slots_configured: int  # hash slots of the keys as configured here
     slots_default: int  # hash slots of the same keys under the library's default names
     default_names: str
+    levels: str
 
     @property
     def right(self) -> tuple[str, ...]:
@@ -80,5 +81,14 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
         tier_means=peer.tier_means, jobs=tuple(jobs), order=tuple(order), keys=keys,
         add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
         slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
-        default_names=peer.default_names,
+        default_names=peer.default_names, levels=peer.levels,
     )
+
+
+def observe_all(makers: Sequence, jobs: Sequence[WorkJob]) -> list[PeerRun]:
+    """:func:`observe` each peer ``makers`` make (callables), closing each after its run."""
+    runs = []
+    for make in makers:
+        with make() as peer:
+            runs.append(observe(peer, jobs))
+    return runs
