@@ -35,6 +35,7 @@ from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -365,7 +366,7 @@ def bench_test_suite() -> dict:
             "test_quick_exit": quick_exit}
 
 
-PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "browser", "tests"]
+PARTS = ["slider", "scores", "redis", "bands", "inspect", "classroom", "peers", "browser", "tests"]
 _ALIASES = {"add": "redis", "drain": "redis"}  # add and drain are measured together
 
 
@@ -403,6 +404,8 @@ def main() -> int:
         results.update(bench_inspect(100_000 if quick else 1_000_000))
     if "classroom" not in args.skip:
         results.update(bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40], 10 if quick else 20))
+    if "peers" not in args.skip:  # a quick run leaves the stored growth run alone
+        results.update(bench_peers(PEERS_QUICK, 10, store=False) if quick else bench_peers())
     if "browser" not in args.skip:
         results.update(bench_browser(10 if quick else 40))
     if "tests" not in args.skip:

@@ -11,7 +11,6 @@ prioritized sorted set and its packed score. Configured with
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,7 +18,7 @@ from .base import Peer, connection_params
 from .node import NodeRunner
 from .workload import WorkJob
 
-__all__ = ["BullPeer"]
+__all__ = ["BullPeer", "bull_source"]
 
 
 class BullPeer(Peer):
@@ -59,3 +58,14 @@ class BullPeer(Peer):
 
     def close(self) -> None:
         self.runner.close()
+
+
+def bull_source(relative: str = "includes/addJobWithPriority.lua", cache_dir: Path | None = None) -> str:
+    """A Lua file of the installed ``bull`` package (under ``lib/commands/``), as Bull runs it."""
+    from .node import install_node_packages
+
+    root = install_node_packages(cache_dir) / "node_modules" / "bull" / "lib" / "commands"
+    path = (root / relative).resolve()
+    if root.resolve() not in path.parents or path.suffix != ".lua":
+        raise ValueError(f"relative must name a .lua file under bull's lib/commands/, got {relative!r}")
+    return path.read_text(encoding="utf-8")

@@ -52,6 +52,4 @@ def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple[int, float]]], tit
     ax.set_ylabel("µs per operation")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    if lines:
-        ax.legend(fontsize=7, loc="upper left")
     return lines
