@@ -31,6 +31,11 @@ class PeerRun:
     slots_default: int  # hash slots of the same keys under the library's default names
     default_names: str
     levels: str
+    operations: tuple = ()  # (kind, ((command, ran inside Lua), ...)) per add and pop, in order
+
+    def commands_of(self, kind: str) -> list[list[tuple[str, bool]]]:
+        """The commands of each ``kind`` operation (``"add"`` or ``"pop"``), in order."""
+        return [list(lines) for op_kind, lines in self.operations if op_kind == kind]
 
     @property
     def right(self) -> tuple[str, ...]:
@@ -82,6 +87,8 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
         add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
         slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
         default_names=peer.default_names, levels=peer.levels,
+        operations=tuple((op.kind, tuple((line.name, line.in_script) for line in op.lines))
+                         for op in log.operations),
     )
 
 
