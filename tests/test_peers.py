@@ -17,6 +17,7 @@ from echomq_viz import server as server_mod
 from echomq_viz.owners import _demo_owner, lease_key, this_owner
 from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, correct_order, details, node_missing,
                               observe_all, peer_makers, workload)
+from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, summarize
 from echomq_viz.peers.workload import fifo_breaks, key_shape, slot_count, tier_breaks
@@ -194,9 +195,7 @@ def test_huey_scores_by_priority_alone_with_a_clock_in_front(observed):
     from echomq_viz.peers.huey_peer import HueyPeer, member_clock
 
     _, _, client = observed
-    raw = client.__class__(connection_pool=client.connection_pool.__class__(
-        connection_class=client.connection_pool.connection_class,
-        **{**client.connection_pool.connection_kwargs, "decode_responses": False}))
+    raw = bytes_client(client)
     with HueyPeer(client) as huey:
         huey.reset()
         jobs = workload()

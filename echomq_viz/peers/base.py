@@ -18,9 +18,30 @@ from ..live import Demo
 from ..owners import check_client
 from .workload import WorkJob
 
-__all__ = ["Peer", "connection_params", "redis_url_of"]
+__all__ = ["Peer", "connection_params", "redis_url_of", "need", "bytes_client"]
 
 Mark = Callable[[str], None]
+
+
+def need(module: str):
+    """Import a peer library, or say in one line how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{module} is needed here: pip install 'echomq-viz[peers]' ({exc})") from None
+
+
+def bytes_client(client: Any):
+    """A client of its own on ``client``'s server that returns bytes, for
+    libraries that store pickles (RQ, huey)."""
+    import redis
+
+    check_client(client)
+    pool = client.connection_pool
+    return redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class, **{**pool.connection_kwargs, "decode_responses": False}))
 
 
 def connection_params(client: Any) -> dict:

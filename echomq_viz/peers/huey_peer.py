@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .base import Peer
+from .base import Peer, bytes_client, need
 from .workload import WorkJob
 
 __all__ = ["HueyPeer", "member_clock"]
@@ -35,13 +35,9 @@ class HueyPeer(Peer):
     default_names = "huey.redis.<name>, huey.schedule.<name>, huey.results.<name>"
 
     def __init__(self, client: Any = None) -> None:
-        import huey
-        import redis
-
+        huey = need("huey")
         super().__init__(client)
-        kwargs = self.client.connection_pool.connection_kwargs
-        pool = redis.ConnectionPool(connection_class=self.client.connection_pool.connection_class,
-                                    **{**kwargs, "decode_responses": False})
+        pool = bytes_client(self.client).connection_pool  # huey stores pickles
         self.huey = huey.PriorityRedisHuey("viz", connection_pool=pool, blocking=False)
         storage = self.huey.storage
         for attribute in _STORAGE_KEYS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .base import Peer, redis_url_of
+from .base import Peer, need, redis_url_of
 from .workload import WorkJob
 
 __all__ = ["KombuPeer", "DEFAULT_STEPS", "TEN_STEPS"]
@@ -24,12 +24,8 @@ QUEUE = "jobs"
 
 
 def _kombu():
-    try:
-        import packaging  # noqa: F401  kombu 5.7's Redis transport imports it without declaring it
-        import kombu
-    except ImportError as exc:
-        raise ImportError(f"kombu is needed here: pip install 'echomq-viz[peers]' ({exc})") from None
-    return kombu
+    need("packaging")  # kombu 5.7's Redis transport imports it without declaring it
+    return need("kombu")
 
 
 class KombuPeer(Peer):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Peer
+from .base import Peer, bytes_client, need
 from .workload import TIERS, WorkJob
 
 __all__ = ["RQPeer", "LEVELS"]
@@ -25,14 +25,6 @@ def record(name: str) -> str:
     return name
 
 
-def _rq():
-    try:
-        import rq
-    except ImportError as exc:
-        raise ImportError(f"rq is needed here: pip install 'echomq-viz[peers]' ({exc})") from None
-    return rq
-
-
 class RQPeer(Peer):
     key = "rq"
     label = "RQ, 3 queues"
@@ -40,8 +32,7 @@ class RQPeer(Peer):
     default_names = "rq:queue:<name>, rq:job:<id>, rq:queues"
 
     def __init__(self, client: Any = None) -> None:
-        rq = _rq()
-        import redis
+        rq = need("rq")
         from rq.job import Job
         from rq.queue import Queue
 
@@ -59,11 +50,7 @@ class RQPeer(Peer):
         self.library = f"rq {rq.__version__}"
         self.configured = ("Queue.redis_queue_namespace_prefix, Queue.redis_queues_keys and "
                            "Job.redis_job_namespace_prefix set to 'emq:{viz-10-rq@…}:…' in subclasses")
-        kwargs = self.client.connection_pool.connection_kwargs
-        # RQ stores bytes (pickles): a client of its own that does not decode replies
-        self.connection = redis.Redis(connection_pool=redis.ConnectionPool(
-            connection_class=self.client.connection_pool.connection_class,
-            **{**kwargs, "decode_responses": False}))
+        self.connection = bytes_client(self.client)  # RQ stores pickles
         self.job_class, self.queue_class = DemoJob, DemoQueue
         self.queues = [DemoQueue(level, connection=self.connection) for level in LEVELS]
         self.levels = f"one per queue ({len(self.queues)} here)"
