@@ -108,6 +108,8 @@ def test_every_key_written_is_a_demo_key_of_this_process(observed):
     for run in runs.values():
         assert all(key.startswith(f"emq:{{viz-10-{run.key}@{owner}}}:") for key in run.keys), run.key
     assert not [key for key in every_key if key.startswith(("rq:", "bull:", "huey.", "_kombu", "unacked"))]
+    assert not [key for key in every_key if ":worker" in key]  # RQ: the worker's dequeue, no worker process
+    assert all(run.slots_configured == 1 for run in runs.values())  # braces in every prefix set here
 
 
 @pytest.mark.slow
@@ -138,6 +140,8 @@ def test_bull_inserts_into_its_wait_list(observed):
     assert all(add[0] == ("evalsha", False) and sum(not inner for _, inner in add) == 1 for add in adds)
     assert sum(("linsert", True) in add for add in adds) > len(adds) // 2  # most adds insert inside the list
     assert bull.add.how == "one Lua script" and bull.slots_default > 1
+    # a worker takes from the list's end: RPOPLPUSH wait -> active inside the consume script
+    assert all(("rpoplpush", True) in pop or ("brpoplpush", False) in pop for pop in bull.commands_of("pop"))
     with assert_refused(ValueError, "relative must name a .lua file"):
         bull_source("../package.json")
 
@@ -173,6 +177,7 @@ def test_kombu_keeps_one_list_per_step(observed):
         names = [name for name, _ in pop]
         assert names[names.index("multi"):] == ["multi", "zadd", "hset", "exec"]
         assert set(names[:names.index("multi")]) == {"rpop"}
+    assert len(runs["kombu"].commands_of("pop")[-1]) == 2 + 4  # a tier-3 job: step 0's list, then step 3's
     assert not runs["kombu"].pop.atomic and runs["kombu"].add.names[-1] == "LPUSH"
     with assert_refused(ValueError, "steps must be increasing ints"):
         KombuPeer(client, (3, 1))
