@@ -284,3 +284,41 @@ def test_growth_measures_every_size_and_the_stored_run_loads(tcp_server):
     assert all(len(points) == len(stored["sizes"]) for points in series(stored, "add").values())
     with assert_refused(ValueError, "which must be 'add' or 'pop'"):
         series(stored, "both")
+
+
+# -- the views, and a machine without Node.js ------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_orders_view_shows_the_chosen_library(observed):
+    from echomq_viz.peers.view import GrowthView, OrdersView
+
+    runs = [observed[0][key] for key in ORDER]
+    view = OrdersView(runs)
+    assert "kombu, 4 steps" in view.describe() and "Selected: packed score" in view.describe()
+    artists = len(view.fig.findobj())
+    view.select("rq")
+    assert view.text() == details(observed[0]["rq"]) and "RQ, 3 queues" in view.panel.value
+    assert "Selected: RQ, 3 queues" in view.describe() and "RQ, 3 queues" in view.caption.value
+    assert len(view.fig.findobj()) == artists  # the figure changes in place
+    with assert_refused(ValueError, "key must be one of"):
+        view.select("celery")
+    with assert_refused(TypeError, "runs must be a non-empty list of PeerRun"):
+        OrdersView([])
+    stored = load_growth()
+    growth = GrowthView(stored, stored)
+    assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
+
+
+def test_without_node_bull_is_left_out_in_one_line(monkeypatch, tmp_path):
+    from echomq_viz.peers.base import need
+    from echomq_viz.peers.node import NodeMissing, install_node_packages
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    why = node_missing()
+    assert why and len(why.splitlines()) == 1 and "node and npm not found" in why
+    assert len(peer_makers(None, None)) == 6  # every Python library, no Bull
+    with assert_refused(NodeMissing, "Bull"):
+        install_node_packages(tmp_path)
+    with assert_refused(ImportError, r"pip install 'echomq-viz\[peers\]'"):
+        need("no_such_queue_library")
