@@ -19,7 +19,7 @@ from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, c
                               observe_all, peer_makers, workload)
 from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
-from echomq_viz.peers.observe import Line, Operation, summarize
+from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.workload import fifo_breaks, key_shape, slot_count, tier_breaks
 
 ORDER = ("packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey")
@@ -74,6 +74,24 @@ def test_atomicity_reads_scripts_transactions_and_separate_writes():
     assert summarize([script, multi], "add", writes).client_commands == 2.5
     with assert_refused(ValueError, "no pop operation"):
         summarize([script], "pop", writes)
+
+
+def test_transactions_are_told_apart_from_another_clients_on_one_socket():
+    def line(text, lua=False):
+        return {"command": text, "client_type": "lua" if lua else "unix"}
+
+    mark = "ECHO m "
+    raw = [line("ECHO m start"), line("ECHO m op pop"),
+           line("RPOP q:{t}:a"), line("MULTI"),                  # ours: RPOP, then our MULTI
+           line("MULTI"), line("SET other 1"), line("EXEC"),     # another client's whole transaction
+           line("ZADD q:{t}:u 1 x"), line("HSET q:{t}:h x 1"), line("EXEC"),  # our body, then our EXEC
+           line("MULTI"), line("EXEC"),                          # another client's, empty
+           line("ECHO m op add"), line("EVALSHA abc 1 q:{t}:w"), line("lpush q:{t}:w 1", lua=True),
+           line("ECHO m pause"), line("GET q:{t}:x")]
+    pop, add = file_lines(raw, "{t}", mark)
+    assert [entry.name for entry in pop.lines] == ["rpop", "multi", "zadd", "hset", "exec"]
+    assert [(entry.name, entry.in_script) for entry in add.lines] == [("evalsha", False), ("lpush", True)]
+    assert summarize([pop], "pop", {"rpop", "zadd", "hset"}).steps == 2
 
 
 # -- every library on both servers ----------------------------------------------------------------

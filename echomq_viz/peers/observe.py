@@ -5,8 +5,12 @@ while a library adds and pops. The caller marks each operation with an
 ``ECHO`` (:meth:`CommandLog.mark`), so every command Redis ran, from the
 client or inside a Lua script, is filed under the operation it belongs to.
 Only commands that name the queue's hash tag are kept: another kernel on a
-shared Redis, or this kernel's lease renewal, never counts. What the lines
-say is turned into numbers by :func:`summarize`, pure.
+shared Redis, or this kernel's lease renewal, never counts. ``MULTI`` and
+``EXEC`` name no key, and on a unix socket ``MONITOR`` cannot tell clients
+apart; but Redis runs a transaction's commands at once, just before its
+``EXEC``, so an ``EXEC`` right after the queue's own commands closes a
+transaction of the queue, whose body is that run (:func:`file_lines`). What the
+lines say is turned into numbers by :func:`summarize`, pure.
 """
 
 from __future__ import annotations
@@ -17,9 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Line", "Operation", "CommandLog", "OpSummary", "summarize", "write_commands", "key_types"]
-
-_STRUCTURE = {"multi", "exec", "discard"}  # keyless, yet they decide atomicity
+__all__ = ["Line", "Operation", "CommandLog", "OpSummary", "file_lines", "summarize", "write_commands",
+           "key_types"]
 
 
 @dataclass(frozen=True)
@@ -98,24 +101,43 @@ class CommandLog:
         self._file()
 
     def _file(self) -> None:
-        current: Operation | None = None
-        started = False
-        for raw in self._raw:
-            text = raw["command"]
-            if text.startswith(f"ECHO {self._word} "):
-                what = text[len(f"ECHO {self._word} "):]
-                started = started or what == "start"
-                if what.startswith("op "):
-                    current = Operation(what[3:])
-                    self.operations.append(current)
-                else:
-                    current = None
-                continue
-            if not started or current is None:
-                continue
-            name = text.split(" ", 1)[0].lower()
-            if self.tag in text or (name in _STRUCTURE and raw["client_type"] != "lua"):
-                current.lines.append(Line(name, raw["client_type"] == "lua", text))
+        self.operations.extend(file_lines(self._raw, self.tag, f"ECHO {self._word} "))
+
+
+def file_lines(raw: Sequence[dict], tag: str, mark: str) -> list[Operation]:
+    """The operations in ``raw`` MONITOR lines (redis-py's dicts): each begins
+    at an ``ECHO`` of ``mark`` + ``op <kind>`` and ends at the next mark; it
+    holds the lines naming ``tag``, with ``MULTI``/``EXEC`` around each run of
+    them that an ``EXEC`` follows at once (a transaction of the queue). Pure."""
+    operations: list[Operation] = []
+    current: Operation | None = None
+    started = False
+    run_start: int | None = None  # where the current run of the queue's lines began in current.lines
+    for line in raw:
+        text = line["command"]
+        in_script = line["client_type"] == "lua"
+        if text.startswith(mark):
+            what = text[len(mark):]
+            started = started or what == "start"
+            current = Operation(what[3:]) if what.startswith("op ") else None
+            if current is not None:
+                operations.append(current)
+            run_start = None
+            continue
+        if not started or current is None:
+            continue
+        name = text.split(" ", 1)[0].lower()
+        if tag in text:
+            if run_start is None:
+                run_start = len(current.lines)
+            current.lines.append(Line(name, in_script, text))
+        elif name == "exec" and not in_script and run_start is not None:
+            current.lines.insert(run_start, Line("multi", False, "MULTI"))
+            current.lines.append(Line("exec", False, "EXEC"))
+            run_start = None
+        else:
+            run_start = None  # another client's line (or a keyless one) ends the run
+    return operations
 
 
 def write_commands(client: Any, names: Iterable[str]) -> set[str]:
