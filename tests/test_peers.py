@@ -137,6 +137,8 @@ def test_the_orders_the_notebook_states(observed):
     for key in ("packed", "bullmq", "bull", "kombu10", "rq", "huey"):
         assert list(runs[key].order) == correct_order(jobs), key
         assert runs[key].correct
+    assert {key: run.levels_kept for key, run in runs.items()} == {
+        "packed": 10, "bullmq": 10, "bull": 10, "kombu": 4, "kombu10": 10, "rq": 10, "huey": 10}
     kombu = runs["kombu"]
     assert not kombu.correct and kombu.fifo_breaks == 0 and kombu.tier_breaks > 0
     # tiers 1 and 2 share step 0's list: they come out by arrival alone, then tier 3

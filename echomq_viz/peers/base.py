@@ -146,6 +146,24 @@ class Peer:
             self._after_pop()
         return order
 
+    def _add_level(self, name: str, level: int, count: int) -> None:
+        """Add a job at ``level`` of ``count`` (1 most urgent), in the library's terms."""
+        self._add(WorkJob(name, level, 0))
+
+    def probe_levels(self, count: int = 10) -> int:
+        """How many of ``count`` levels the library keeps apart: one job per
+        level, added worst first, popped; 1 + the neighbouring levels that
+        came out better first. The queue is emptied before and after."""
+        self.reset()
+        try:
+            for level in range(count, 0, -1):
+                self._add_level(f"level-{level}", level, count)
+            position = {name: i for i, name in enumerate(self.pop_all(count))}
+        finally:
+            self.reset()
+        return 1 + sum(position.get(f"level-{level}", count) < position.get(f"level-{level + 1}", count)
+                       for level in range(1, count))
+
     def fill(self, jobs: Sequence[WorkJob]) -> None:
         """Add many jobs quickly (the growth measurement's waiting jobs)."""
         for job in jobs:

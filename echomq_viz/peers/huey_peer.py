@@ -57,6 +57,9 @@ class HueyPeer(Peer):
     def _add(self, job: WorkJob) -> None:
         self.task(job.name, priority=4 - job.tier)
 
+    def _add_level(self, name: str, level: int, count: int) -> None:
+        self.task(name, priority=count - level)
+
     def _pop(self) -> str | None:
         task = self.huey.dequeue()
         return None if task is None else task.args[0]

@@ -55,7 +55,7 @@ class KombuPeer(Peer):
         self.steps = tuple(self.queue.channel.priority_steps)
         self.library = f"kombu {kombu.__version__}"
         self.label = f"kombu, {len(self.steps)} steps"
-        self.levels = f"{len(self.steps)} (one list per step)"
+        self.levels = f"one list per priority step ({len(self.steps)} steps)"
         shown = {k: v for k, v in options.items() if k != "global_keyprefix"}
         self.configured = (f"transport_options={shown} plus global_keyprefix='emq:{{viz-10-{self.key}@…}}:'")
         self._message = None
@@ -82,6 +82,9 @@ class KombuPeer(Peer):
 
     def _add(self, job: WorkJob) -> None:
         self.queue.put({"name": job.name}, priority=job.tier)
+
+    def _add_level(self, name: str, level: int, count: int) -> None:
+        self.queue.put({"name": name}, priority=level - 1)  # kombu's 0 is served first
 
     def _pop(self) -> str | None:
         try:

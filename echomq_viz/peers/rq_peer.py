@@ -53,13 +53,26 @@ class RQPeer(Peer):
         self.connection = bytes_client(self.client)  # RQ stores pickles
         self.job_class, self.queue_class = DemoJob, DemoQueue
         self.queues = [DemoQueue(level, connection=self.connection) for level in LEVELS]
-        self.levels = f"one per queue ({len(self.queues)} here)"
+        self.levels = "one per queue the worker listens to"
 
     def _queue_for(self, tier: int):
         return self.queues[TIERS.index(tier)]
 
     def _add(self, job: WorkJob) -> None:
         self._queue_for(job.tier).enqueue(record, job.name, job_id=None, result_ttl=0)
+
+    def probe_levels(self, count: int = 10) -> int:
+        """As RQ's users would: one queue per level, the worker listening in order."""
+        tiers = self.queues
+        self.queues = [self.queue_class(f"level-{level}", connection=self.connection)
+                       for level in range(1, count + 1)]
+        try:
+            return super().probe_levels(count)
+        finally:
+            self.queues = tiers
+
+    def _add_level(self, name: str, level: int, count: int) -> None:
+        self.queues[level - 1].enqueue(record, name, result_ttl=0)
 
     def _pop(self) -> str | None:
         found = self.queue_class.dequeue_any(self.queues, None, connection=self.connection,

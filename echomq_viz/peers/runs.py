@@ -10,7 +10,9 @@ from .base import Peer
 from .observe import CommandLog, OpSummary, key_types, summarize, write_commands
 from .workload import WorkJob, correct_order, fifo_breaks, key_shape, slot_count, tier_breaks
 
-__all__ = ["PeerRun", "observe", "observe_all"]
+__all__ = ["PeerRun", "observe", "observe_all", "LEVELS_TRIED"]
+
+LEVELS_TRIED = 10
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class PeerRun:
     slots_default: int  # hash slots of the same keys under the library's default names
     default_names: str
     levels: str
+    levels_kept: int  # of LEVELS_TRIED levels, added worst first, how many came out apart
     operations: tuple = ()  # (kind, ((command, ran inside Lua), ...)) per add and pop, in order
 
     def commands_of(self, kind: str) -> list[list[tuple[str, bool]]]:
@@ -80,13 +83,14 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
         log.pause()
         keys = key_types(peer.client, peer.tag)
         order = peer.pop_all(len(jobs), log.mark, log.pause)
+    levels_kept = peer.probe_levels(LEVELS_TRIED)
     writes = write_commands(peer.client, {line.name for op in log.operations for line in op.lines})
     return PeerRun(
         key=peer.key, label=peer.label, library=peer.library, configured=peer.configured,
         tier_means=peer.tier_means, jobs=tuple(jobs), order=tuple(order), keys=keys,
         add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
         slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
-        default_names=peer.default_names, levels=peer.levels,
+        default_names=peer.default_names, levels=peer.levels, levels_kept=levels_kept,
         operations=tuple((op.kind, tuple((line.name, line.in_script) for line in op.lines))
                          for op in log.operations),
     )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from .observe import OpSummary
-from .runs import PeerRun
+from .runs import LEVELS_TRIED, PeerRun
 
 __all__ = ["order_verdict", "commands_text", "keys_text", "slot_text", "details", "closing_rows",
            "closing_table", "closing_table_html", "COLUMNS"]
 
-COLUMNS = ("library", "pop order", "FIFO in a tier", "levels", "keys after 24 adds", "commands per add",
+COLUMNS = ("library", "pop order", "FIFO in a tier", "levels kept apart", "keys after 24 adds", "commands per add",
            "commands per pop", "add atomic", "pop atomic", "one hash slot (default names)")
 
 
@@ -40,6 +40,10 @@ def atomic_text(summary: OpSummary) -> str:
     return ("yes: " if summary.atomic else "no: ") + summary.how
 
 
+def levels_text(run: PeerRun) -> str:
+    return f"{run.levels_kept} of {LEVELS_TRIED} tried"
+
+
 def keys_text(run: PeerRun) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in run.type_counts().items())
 
@@ -56,6 +60,7 @@ def details(run: PeerRun) -> str:
         f"{run.label} · {run.library}",
         f"configured: {run.configured}",
         f"a tier is passed as: {run.tier_means}",
+        f"levels: {levels_text(run)} (one job per level, worst first); by design: {run.levels}",
         f"pop order: {order_verdict(run)}",
         f"  got   {' '.join(run.order)}",
         f"  right {' '.join(run.right)}",
@@ -70,7 +75,7 @@ def details(run: PeerRun) -> str:
 
 def closing_rows(runs: Sequence[PeerRun]) -> list[tuple[str, ...]]:
     return [(run.label, order_verdict(run), "yes" if run.fifo_breaks == 0 else f"no ({run.fifo_breaks} breaks)",
-             run.levels, keys_text(run), commands_text(run.add), commands_text(run.pop), atomic_text(run.add),
+             levels_text(run), keys_text(run), commands_text(run.add), commands_text(run.pop), atomic_text(run.add),
              atomic_text(run.pop), slot_text(run)) for run in runs]
 
 
