@@ -8,6 +8,7 @@ this process, so the kernel's exit and ``echomq-viz clean`` remove it.
 from __future__ import annotations
 
 import struct
+import time
 
 import psutil
 import pytest
@@ -197,6 +198,9 @@ def test_kombu_keeps_one_list_per_step(observed):
         names = [name for name, _ in pop]
         assert names[names.index("multi"):] == ["multi", "zadd", "hset", "exec"]
         assert set(names[:names.index("multi")]) == {"rpop"}
+    for pop in runs["kombu"].texts_of("pop"):  # the transaction records the message as unacknowledged
+        body = pop[pop.index("MULTI") + 1:pop.index("EXEC")]
+        assert body and all(f"{{{runs['kombu'].key_tag}}}:unacked" in text for text in body)
     assert len(runs["kombu"].commands_of("pop")[-1]) == 2 + 4  # a tier-3 job: step 0's list, then step 3's
     assert not runs["kombu"].pop.atomic and runs["kombu"].add.names[-1] == "LPUSH"
     with assert_refused(ValueError, "steps must be increasing ints"):
@@ -231,6 +235,7 @@ def test_huey_scores_by_priority_alone_with_a_clock_in_front(observed):
             members = [member for member, s in stored if s == score]
             clocks = [member_clock(member) for member in members]
             assert clocks == sorted(clocks)  # equal scores: member bytes, the clock first
+            assert all(abs(clock / 1e6 - time.time()) < 600 for clock in clocks)  # microseconds of now
         assert huey.pop_all(24) == correct_order(jobs)
         huey.reset()
     run = observed[0]["huey"]

@@ -84,10 +84,6 @@ class CommandLog:
     def pause(self) -> None:
         self.client.echo(f"{self._word} pause")
 
-    def marker(self, kind: str) -> str:
-        """The ECHO argument another process sends to mark an operation."""
-        return f"{self._word} op {kind}" if kind != "pause" else f"{self._word} pause"
-
     def __exit__(self, *exc: object) -> None:
         try:
             self.client.echo(f"{self._word} stop")

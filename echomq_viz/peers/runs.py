@@ -34,11 +34,21 @@ class PeerRun:
     default_names: str
     levels: str
     levels_kept: int  # of LEVELS_TRIED levels, added worst first, how many came out apart
-    operations: tuple = ()  # (kind, ((command, ran inside Lua), ...)) per add and pop, in order
+    operations: tuple = ()  # (kind, ((command, ran inside Lua, text), ...)) per add and pop, in order
 
     def commands_of(self, kind: str) -> list[list[tuple[str, bool]]]:
         """The commands of each ``kind`` operation (``"add"`` or ``"pop"``), in order."""
-        return [list(lines) for op_kind, lines in self.operations if op_kind == kind]
+        return [[(name, lua) for name, lua, _ in lines] for op_kind, lines in self.operations if op_kind == kind]
+
+    def texts_of(self, kind: str) -> list[list[str]]:
+        """What MONITOR showed of each ``kind`` operation's commands, in order."""
+        return [[text for _, _, text in lines] for op_kind, lines in self.operations if op_kind == kind]
+
+    @property
+    def key_tag(self) -> str:
+        """The hash tag of the queue's keys, ``viz-10-<key>@<owner>``."""
+        first = next(iter(self.keys))
+        return first[first.index("{") + 1:first.index("}")]
 
     @property
     def right(self) -> tuple[str, ...]:
@@ -91,7 +101,7 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
         add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
         slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
         default_names=peer.default_names, levels=peer.levels, levels_kept=levels_kept,
-        operations=tuple((op.kind, tuple((line.name, line.in_script) for line in op.lines))
+        operations=tuple((op.kind, tuple((line.name, line.in_script, line.text) for line in op.lines))
                          for op in log.operations),
     )
 
