@@ -347,3 +347,33 @@ def test_without_node_bull_is_left_out_in_one_line(monkeypatch, tmp_path):
         install_node_packages(tmp_path)
     with assert_refused(ImportError, r"pip install 'echomq-viz\[peers\]'"):
         need("no_such_queue_library")
+
+
+@pytest.mark.slow
+def test_the_node_runner_ends_when_its_python_is_killed(tcp_server, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import wait_until
+
+    script = tmp_path / "hold_bull.py"
+    script.write_text(
+        "import sys, time\n"
+        "from echomq_viz.peers.bull_peer import BullPeer\n"
+        "from echomq_viz.server import connect\n"
+        "peer = BullPeer(connect(sys.argv[1]))\n"
+        "print(peer.runner.pid, flush=True)\n"
+        "time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, str(script), tcp_server.url], stdout=subprocess.PIPE, text=True)
+    try:
+        runner = int(holder.stdout.readline())
+        assert psutil.pid_exists(runner)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+        gone = wait_until(lambda: not psutil.pid_exists(runner)
+                          or psutil.Process(runner).status() == psutil.STATUS_ZOMBIE, 15)
+        assert gone, "the node runner outlived the Python process that started it"
+    finally:
+        holder.kill()
+        holder.wait(10)
