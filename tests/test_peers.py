@@ -280,6 +280,23 @@ def test_tcp_with_a_password_never_shows_it(tcp_server):
 
 
 @pytest.mark.slow
+def test_a_unix_socket_with_a_password_reaches_every_library():
+    import redis
+
+    server = server_mod.RedisServer().start()
+    password = "a-socket-password-0123"
+    server.client().config_set("requirepass", password)
+    client = redis.Redis(unix_socket_path=server.socket_path, password=password, decode_responses=True)
+    try:
+        runs = observe_all(peer_makers(client, ("bullmq", "bull", "kombu10", "rq", "huey")), workload())
+        assert all(run.correct for run in runs)
+        assert not any(password in details(run) for run in runs)
+    finally:
+        client.config_set("requirepass", "")
+        server.stop()
+
+
+@pytest.mark.slow
 def test_the_node_runner_ends_with_its_peer(tcp_server):
     from echomq_viz.peers.bull_peer import BullPeer
 

@@ -66,9 +66,9 @@ def redis_url_of(client: Any, *, socket_scheme: str = "unix") -> str:
     auth = ""
     if "password" in params:
         auth = f"{quote(params.get('username', ''), safe='')}:{quote(params['password'], safe='')}@"
-    if "path" in params:
-        return f"{socket_scheme}://{auth}{params['path']}?db={params['db']}" if socket_scheme == "unix" \
-            else f"{socket_scheme}://{params['path']}?virtual_host={params['db']}"
+    if "path" in params:  # redis-py reads ?db=, kombu ?virtual_host=
+        database = "db" if socket_scheme == "unix" else "virtual_host"
+        return f"{socket_scheme}://{auth}{params['path']}?{database}={params['db']}"
     return f"redis://{auth}{params['host']}:{params['port']}/{params['db']}"
 
 
