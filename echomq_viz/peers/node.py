@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ..export import _one_process_at_a_time, cache_root
+from ..export import cache_root, one_process_at_a_time
 
 __all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER"]
 
@@ -43,7 +43,7 @@ def install_node_packages(cache_dir: Path | None = None) -> Path:
         raise NodeMissing(why)
     lock = (PACKAGE / "package-lock.json").read_bytes()
     folder = (cache_dir or cache_root()) / "peers-node" / hashlib.sha256(lock).hexdigest()[:16]
-    with _one_process_at_a_time(folder):
+    with one_process_at_a_time(folder):
         done = folder / "installed.ok"
         if not done.is_file():
             for name in ("package.json", "package-lock.json"):
