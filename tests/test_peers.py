@@ -17,7 +17,7 @@ from conftest import SERVER_KINDS, assert_refused, server_binary
 from echomq_viz import server as server_mod
 from echomq_viz.owners import _demo_owner, lease_key, this_owner
 from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, correct_order, details, node_missing,
-                              observe_all, peer_makers, workload)
+                              observe, observe_all, peer_makers, workload)
 from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
@@ -205,6 +205,11 @@ def test_kombu_keeps_one_list_per_step(observed):
     assert not runs["kombu"].pop.atomic and runs["kombu"].add.names[-1] == "LPUSH"
     with assert_refused(ValueError, "steps must be increasing ints"):
         KombuPeer(client, (3, 1))
+    with KombuPeer(client) as peer:
+        before = sorted(client.scan_iter(match=f"{peer.prefix}*"))
+        with assert_refused(TypeError, "jobs must be a non-empty list of WorkJob"):
+            observe(peer, [("j01", 1)])
+        assert sorted(client.scan_iter(match=f"{peer.prefix}*")) == before  # refused before the reset
 
 
 @pytest.mark.slow

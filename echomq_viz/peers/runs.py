@@ -84,6 +84,11 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
     all; MONITOR files every command under its add or pop. The workload runs
     once before, unobserved, so one-time work (loading scripts, naming
     connections) is not counted as the cost of an add or a pop."""
+    if not isinstance(peer, Peer):
+        raise TypeError(f"peer must be a Peer (e.g. peer_makers()[0]()), got {type(peer).__name__}")
+    jobs = list(jobs) if isinstance(jobs, (list, tuple)) else jobs
+    if not isinstance(jobs, list) or not jobs or not all(isinstance(job, WorkJob) for job in jobs):
+        raise TypeError("jobs must be a non-empty list of WorkJob, as workload() returns")
     peer.reset()
     peer.add_all(jobs)  # once unobserved: scripts get loaded, connections named
     peer.pop_all(len(jobs))
