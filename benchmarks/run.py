@@ -42,6 +42,7 @@ from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one
 from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
+from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -386,6 +387,8 @@ PARTS: dict[str, Callable[[bool], dict]] = {
                                                10 if quick else 20),
     "lease": lambda quick: bench_lease(1 if quick else 3),
     "hub": lambda quick: bench_hub(4 if quick else 20, 10 if quick else 20),
+    # a quick run leaves the stored growth run (the notebook's figure) alone
+    "peers": lambda quick: bench_peers(PEERS_QUICK, 10, store=False) if quick else bench_peers(),
     "browser": lambda quick: bench_browser(10 if quick else 40),
     "tests": lambda quick: bench_test_suite(),
 }

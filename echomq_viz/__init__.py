@@ -29,6 +29,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
+- :mod:`echomq_viz.peers`         the queue libraries people run, beside the packed score (a package, notebook 10)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
 - :mod:`echomq_viz.exposure`      who may reach ``lab`` and ``app``: loopback, or ``--public`` with a token
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command

@@ -47,8 +47,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
-__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "fetch_js_assets", "ipympl_bundle",
-           "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
+__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "fetch_js_assets",
+           "ipympl_bundle", "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
            "SNAPSHOT_NOTICE_HTML"]
 
 STATIC = "static"  # the folder beside the pages holding the JavaScript
@@ -166,15 +166,16 @@ def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None]
     found: dict[str, Path] = {}
     for asset in assets:
         folder = root / _slug(asset.spec)
-        with _one_process_at_a_time(folder):
+        with one_process_at_a_time(folder):
             found.update(_cached_or_fetched(asset, folder, log))
     return found
 
 
 @contextlib.contextmanager
-def _one_process_at_a_time(folder: Path) -> Iterator[None]:
+def one_process_at_a_time(folder: Path) -> Iterator[None]:
     """Two exports at once (two terminals, test workers) share the cache: the
-    second waits for the first, then finds the files there."""
+    second waits for the first, then finds the files there. Notebook 10's
+    Node packages use the same lock (:mod:`echomq_viz.peers.node`)."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 # The notebooks whose demo queues collided when run twice at once: their
 # printed ids, counters and pop orders depend on owning the queue alone.
-SHARED = ["01-one-score-two-keys", "03-inside-the-consume", "05-where-exactness-ends"]
+SHARED = ["01-one-score-two-keys", "03-inside-the-consume", "05-where-exactness-ends", "10-the-queues-people-run"]
 
 
 def sanitizers() -> list[tuple[re.Pattern, str]]:

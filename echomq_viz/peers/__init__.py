@@ -1,0 +1,57 @@
+"""Notebook 10: the queues people run, beside the packed score, on one Redis.
+
+Each queue library is driven as its own users call it, on a demo queue of
+this kernel (``emq:{viz-10-<library>@<owner>}:*``), with the same workload:
+:mod:`.workload` (pure), :mod:`.observe` (MONITOR), :mod:`.runs` (one
+library through the workload), one module per library, :mod:`.growth` (cost
+as the queue grows), :mod:`.table` and :mod:`.plots` (pure), :mod:`.view`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .base import Peer, connection_params
+from .growth import BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, load_growth, measure_all, measure_growth, series
+from .node import node_missing
+from .runs import PeerRun, observe, observe_all
+from .table import closing_rows, closing_table, closing_table_html, details, order_verdict
+from .workload import TIERS, WorkJob, correct_order, workload
+
+__all__ = ["Peer", "PeerRun", "WorkJob", "TIERS", "workload", "correct_order", "observe", "observe_all",
+           "details", "order_verdict", "closing_rows", "closing_table", "closing_table_html", "node_missing",
+           "connection_params", "peer_makers", "PYTHON_PEERS", "NODE_PEERS", "LIVE_SIZES", "FULL_SIZES",
+           "BENCH_COMMAND", "load_growth", "measure_all", "measure_growth", "series"]
+
+PYTHON_PEERS = ("packed", "bullmq", "kombu", "kombu10", "rq", "huey")
+NODE_PEERS = ("bull",)
+
+
+def _maker(key: str, client: Any) -> Callable[[], Peer]:
+    if key == "packed":
+        from .packed_peers import PackedPeer
+        return lambda: PackedPeer(client)
+    if key == "bullmq":
+        from .packed_peers import BullMQPeer
+        return lambda: BullMQPeer(client)
+    if key in ("kombu", "kombu10"):
+        from .kombu_peer import TEN_STEPS, KombuPeer
+        return lambda: KombuPeer(client, TEN_STEPS if key == "kombu10" else None)
+    if key == "rq":
+        from .rq_peer import RQPeer
+        return lambda: RQPeer(client)
+    if key == "huey":
+        from .huey_peer import HueyPeer
+        return lambda: HueyPeer(client)
+    if key == "bull":
+        from .bull_peer import BullPeer
+        return lambda: BullPeer(client)
+    raise ValueError(f"peer must be one of {', '.join(PYTHON_PEERS + NODE_PEERS)}, got {key!r}")
+
+
+def peer_makers(client: Any = None, keys: tuple[str, ...] | None = None) -> list[Callable[[], Peer]]:
+    """A maker for each library in ``keys`` (default: every Python one, and
+    Bull when Node.js and npm are here), in the notebook's order."""
+    if keys is None:
+        keys = PYTHON_PEERS[:2] + NODE_PEERS * (node_missing() is None) + PYTHON_PEERS[2:]
+    return [_maker(key, client) for key in keys]
