@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import classroom  # noqa: E402  (benchmarks/ on sys.path)
-from echomq_viz.export import ExportError, _one_process_at_a_time, _slug, cache_root  # noqa: E402
+from echomq_viz.export import ExportError, _slug, cache_root, one_process_at_a_time  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 PROXY = "configurable-http-proxy@4"  # npm: the proxy JupyterHub starts in front of itself and the servers
@@ -84,7 +84,7 @@ def proxy_command(cache_dir: Path | None = None, *, log: Callable[[str], None] =
         return [found]
     folder = (cache_dir or cache_root()) / "js" / _slug(PROXY)
     binary = folder / "node_modules" / ".bin" / "configurable-http-proxy"
-    with _one_process_at_a_time(folder):
+    with one_process_at_a_time(folder):
         if not binary.is_file():
             npm = shutil.which("npm")
             if npm is None:
