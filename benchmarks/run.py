@@ -34,11 +34,13 @@ from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array
 from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
-from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from classroom import GOALS as CLASSROOM_GOALS, RAMP as CLASSROOM_RAMP, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from profile_slider import profile_slider  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
-    "slider_naive_ratio": (">=", 8), "browser_readout_p50_ms": ("<=", 50),
+    "slider_naive_ratio": (">=", 25),
+    "slider_cpu_ms_per_move": ("<=", 3.5), "browser_readout_p50_ms": ("<=", 50),
     "browser_figure_p50_ms": ("<=", 100), "add_vs_redis_benchmark": (">=", 0.6),
     "drain_vs_redis_benchmark": (">=", 0.6), "score_pairs_per_s": (">=", 200e6),
     "bands_1m_draw_s": ("<=", 1.0), "test_suite_s": ("<=", 300), "test_quick_s": ("<=", 60),
@@ -393,6 +395,7 @@ def main() -> int:
                      "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if "slider" not in args.skip:
         results.update(bench_slider(60 if quick else 300))
+        results.update(profile_slider(60 if quick else 300))
     if "scores" not in args.skip:
         results.update(bench_scores(1_000_000 if quick else 10_000_000))
     if "redis" not in args.skip:
@@ -402,7 +405,7 @@ def main() -> int:
     if "inspect" not in args.skip:
         results.update(bench_inspect(100_000 if quick else 1_000_000))
     if "classroom" not in args.skip:
-        results.update(bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40], 10 if quick else 20))
+        results.update(bench_classroom(10 if quick else CLASSROOM_RAMP[-1], [] if quick else CLASSROOM_RAMP, 10 if quick else 20))
     if "browser" not in args.skip:
         results.update(bench_browser(10 if quick else 40))
     if "tests" not in args.skip:
