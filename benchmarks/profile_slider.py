@@ -53,7 +53,7 @@ print(json.dumps({"counter": hero.counter.model_id, "canvas": hero.fig.canvas.mo
 PARTS = {
     "score": [("widgets/hero.py", "_score_html"), ("widgets/hero.py", "describe")],
     "artists": [("echomq_viz/plots.py", "update_staircase"), ("echomq_viz/plots.py", "update_bit_strip")],
-    "draw": [("widgets/canvas.py", "_draw_artists"), ("backends/backend_agg.py", "restore_region")],
+    "draw": [("widgets/canvas.py", "_draw"), ("backends/backend_agg.py", "restore_region")],
     "png": [("widgets/canvas.py", "get_diff_image")],
     "send": [("ipykernel/comm/comm.py", "publish_msg")],
 }

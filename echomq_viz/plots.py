@@ -29,7 +29,7 @@ from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, spli
 __all__ = [
     "TIER_BITS_COLOR", "COUNTER_BITS_COLOR", "tier_color", "tier_colors", "band_style", "format_hex",
     "BitStrip", "draw_bit_strip", "update_bit_strip", "strip_artists",
-    "Staircase", "draw_staircase", "update_staircase", "staircase_artists",
+    "Staircase", "draw_staircase", "update_staircase", "staircase_artists", "staircase_moving_artists",
     "ScorePair", "draw_score_pair", "update_score_pair",
     "QueueStrip", "draw_queue_strip", "update_queue_strip",
     "Bands", "draw_bands", "update_bands",
@@ -155,7 +155,12 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
 
 def staircase_artists(stairs: Staircase) -> list:
     """The artists an update changes (for blitting)."""
-    return [*stairs.bars, stairs.jump, stairs.marker]
+    return [*stairs.bars, *staircase_moving_artists(stairs)]
+
+
+def staircase_moving_artists(stairs: Staircase) -> list:
+    """The artists a counter change moves; the bars change with the priority only."""
+    return [stairs.jump, stairs.marker]
 
 
 # -- two scores side by side (comparison) ------------------------------------------

@@ -154,3 +154,63 @@ def test_blitter_draws_only_the_moving_artists_and_keeps_them_animated():
     with blitter.all_drawn():
         assert not line.get_animated()
     assert line.get_animated()
+
+
+def composite(frames: list[tuple[str, np.ndarray]], page: np.ndarray | None = None) -> np.ndarray:
+    """What ipympl's page shows after ``frames``: a full frame replaces the
+    picture, a diff frame is drawn over it (its unchanged pixels transparent)."""
+    for mode, pixels in frames:
+        if mode == "full" or page is None:
+            page = pixels.copy()
+        else:
+            page = np.where(pixels[..., 3:] > 0, pixels, page)
+    return page
+
+
+def test_diff_png_decodes_to_the_very_pixels_given():
+    from echomq_viz.widgets.diff_png import changed_rows, png_rgba
+
+    rng = np.random.default_rng(5)
+    for height, width, start, stop in [(1, 1, 0, 1), (7, 3, 2, 5), (384, 768, 179, 330), (40, 9, 0, 0), (40, 9, 40, 40)]:
+        pixels = np.zeros((height, width), np.uint32)
+        pixels[start:stop] = rng.integers(0, 2**32, (stop - start, width), dtype=np.uint32)
+        assert changed_rows(pixels != 0) == ((start, stop) if (pixels != 0).any() else (0, 0))
+        decoded = np.asarray(Image.open(io.BytesIO(png_rgba(pixels, start, stop))).convert("RGBA"))
+        assert np.array_equal(decoded.view(np.uint32).squeeze(2), pixels), (height, width, start, stop)
+    with pytest.raises(ValueError, match="rows must be a range inside 0..7, got 5..3"):
+        png_rgba(np.zeros((7, 3), np.uint32), 5, 3)
+
+
+def test_a_page_fed_the_fast_frames_shows_the_figure_as_drawn():
+    from echomq_viz.widgets import HeroView
+
+    hero = HeroView(None, priority=2, counter=5)
+    frames = frames_of(hero.fig.canvas)
+    hero.fig.canvas._force_full = True  # what a page's "refresh" asks for
+    hero.blitter.update()
+    for priority, counter in [(2, 3_000_000_000), (5, 3_000_000_000), (5, 0), (1, 2**32 - 1), (1, 2**32 - 1)]:
+        hero.set(priority=priority, counter=counter)
+        drawn = np.asarray(hero.fig.canvas.get_renderer().buffer_rgba())
+        assert np.array_equal(composite(frames), drawn), (priority, counter)
+    assert [mode for mode, _ in frames][:2] == ["full", "diff"]
+
+
+def test_the_hero_blitted_on_its_priority_layer_has_the_pixels_of_a_fresh_figure():
+    from echomq_viz.widgets import HeroView
+
+    hero = HeroView(None, priority=1, counter=1)
+    rng = np.random.default_rng(11)
+    for step in range(8):
+        priority = int(rng.integers(1, 7)) if step % 3 == 0 else hero.priority.value  # mostly counter drags
+        counter = int(rng.integers(0, 2**32))
+        hero.set(priority=priority, counter=counter)
+        fresh = HeroView(None, priority=priority, counter=counter)  # everything drawn from scratch
+        assert np.array_equal(np.asarray(hero.fig.canvas.get_renderer().buffer_rgba()),
+                              np.asarray(fresh.fig.canvas.get_renderer().buffer_rgba())), (priority, counter)
+
+
+def test_a_blitter_layer_needs_its_key():
+    fig = fast.figure(2, 1)
+    line = draw_line(fig)
+    with pytest.raises(TypeError, match="layer_key"):
+        fast.Blitter(fig, [], layer=[line])
