@@ -214,3 +214,67 @@ def test_a_blitter_layer_needs_its_key():
     line = draw_line(fig)
     with pytest.raises(TypeError, match="layer_key"):
         fast.Blitter(fig, [], layer=[line])
+
+
+def _frame_values(hero) -> list[tuple[int, int]]:
+    """The sliders' values at each frame the hero's canvas sends."""
+    values = []
+    send_binary = hero.fig.canvas.send_binary
+
+    def recording(data):
+        values.append((hero.priority.value, hero.counter.value))
+        return send_binary(data)
+
+    hero.fig.canvas.send_binary = recording
+    return values
+
+
+def _pixels(hero) -> np.ndarray:
+    return np.asarray(hero.fig.canvas.get_renderer().buffer_rgba()).copy()
+
+
+def test_a_burst_of_slider_changes_in_a_kernel_ends_on_one_frame_of_the_last_value():
+    import asyncio
+
+    from echomq_viz.widgets import HeroView
+
+    hero = HeroView(None, priority=1, counter=1)
+    frames = frames_of(hero.fig.canvas)
+    values = _frame_values(hero)
+    burst = [(1 + step % 6, step * 99_999_989) for step in range(20)]
+
+    async def drag() -> None:
+        # as a kernel handles one message: every change before the loop turns again
+        for priority, counter in burst:
+            hero.set(priority=priority, counter=counter)
+        await asyncio.sleep(0.2)
+
+    asyncio.run(drag())
+    assert values == [burst[-1]]  # one frame, drawn from the latest state
+    assert np.array_equal(_pixels(hero), _pixels(HeroView(None, priority=burst[-1][0], counter=burst[-1][1])))
+    assert frames[-1][0] == "diff" and len(frames) == 1
+
+
+def test_slider_changes_between_loop_turns_never_end_on_a_stale_frame():
+    import asyncio
+
+    from echomq_viz.widgets import HeroView
+
+    hero = HeroView(None, priority=2, counter=7)
+    page = _pixels(hero)  # what the page shows before the drag
+    frames = frames_of(hero.fig.canvas)
+    values = _frame_values(hero)
+    burst = [(2 + step % 3, (step * 2_654_435_761) % 2**32) for step in range(30)]
+
+    async def drag() -> None:
+        # one message at a time, the loop turning between them (some frames drawn, some shared)
+        for priority, counter in burst:
+            hero.set(priority=priority, counter=counter)
+            await asyncio.sleep(0.003)
+        await asyncio.sleep(0.2)
+
+    asyncio.run(drag())
+    assert values[-1] == burst[-1]  # the last frame shows the last change
+    assert values == [v for v in burst if v in values]  # in the order they came, none twice
+    last = HeroView(None, priority=burst[-1][0], counter=burst[-1][1])
+    assert np.array_equal(composite(frames, page), _pixels(last))  # what the page shows at the end

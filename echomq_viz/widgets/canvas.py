@@ -9,6 +9,7 @@ tests/test_canvas.py fails when a release changes any of it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import functools
@@ -24,6 +25,7 @@ from .diff_png import changed_rows, png_rgba
 __all__ = ["fast_canvas_class", "figure", "Blitter", "still_png", "snapshot_figures"]
 
 DPI = 96
+FRAME_INTERVAL_S = 0.02  # a kernel sends a blitted figure at most 50 times a second
 PNG_DATA_URL = "data:image/png;base64,"
 
 
@@ -117,6 +119,8 @@ class Blitter:
         self.layer_key = layer_key
         self.background = None
         self._layered: tuple[Hashable, object] | None = None  # (key, background with the layer drawn)
+        self._scheduled: asyncio.TimerHandle | None = None  # the next frame, inside an event loop
+        self._last_frame = float("-inf")  # when the last one was sent, on the loop's clock
         for artist in (*self.layer, *self.artists):
             artist.set_animated(True)
         figure.canvas.mpl_connect("draw_event", self._on_draw)
@@ -147,6 +151,27 @@ class Blitter:
         self._layered = (key, canvas.copy_from_bbox(self.figure.bbox))
 
     def update(self) -> None:
+        """Send the artists' new look: at once outside an event loop (a
+        script, a test); inside one (a kernel), on the loop's next turn and
+        at most one frame per ``FRAME_INTERVAL_S``. Changes that come
+        meanwhile (a burst of slider events, two sliders set by one call)
+        share that frame, drawn from the latest state: a frame is never
+        followed by an older one."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._blit()
+            return
+        if self._scheduled is None:
+            wait = max(0.0, self._last_frame + FRAME_INTERVAL_S - loop.time())
+            self._scheduled = loop.call_later(wait, self._flush, loop)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._scheduled = None
+        self._last_frame = loop.time()
+        self._blit()
+
+    def _blit(self) -> None:
         canvas = self.figure.canvas
         if self.background is None:
             canvas.draw_idle()
