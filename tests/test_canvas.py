@@ -278,3 +278,14 @@ def test_slider_changes_between_loop_turns_never_end_on_a_stale_frame():
     assert values == [v for v in burst if v in values]  # in the order they came, none twice
     last = HeroView(None, priority=burst[-1][0], counter=burst[-1][1])
     assert np.array_equal(composite(frames, page), _pixels(last))  # what the page shows at the end
+
+
+def test_a_still_draws_each_artist_once_and_leaves_the_blitting_background_alone():
+    from echomq_viz.widgets import HeroView, hero_figure
+
+    hero = HeroView(None, priority=2, counter=5)
+    still = np.asarray(Image.open(io.BytesIO(fast.still_png(hero.fig, hero.blitter))).convert("RGBA"))
+    plain = hero_figure(2, 5)[0]  # the same figure without blitting: one full draw
+    assert np.array_equal(still, np.asarray(Image.open(io.BytesIO(fast.still_png(plain))).convert("RGBA")))
+    hero.set(priority=4, counter=3_000_000_000)  # no ghost of the dot as it was at the still
+    assert np.array_equal(_pixels(hero), _pixels(HeroView(None, priority=4, counter=3_000_000_000)))

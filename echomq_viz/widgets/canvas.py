@@ -119,6 +119,7 @@ class Blitter:
         self.layer_key = layer_key
         self.background = None
         self._layered: tuple[Hashable, object] | None = None  # (key, background with the layer drawn)
+        self._still = False  # inside all_drawn
         self._scheduled: asyncio.TimerHandle | None = None  # the next frame, inside an event loop
         self._last_frame = float("-inf")  # when the last one was sent, on the loop's clock
         for artist in (*self.layer, *self.artists):
@@ -127,6 +128,8 @@ class Blitter:
         figure.canvas.draw()  # a background to blit on from the first move
 
     def _on_draw(self, event=None) -> None:
+        if self._still:  # a full draw with every artist in it: no background, nothing to add
+            return
         self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
         self._layered = None
         self._draw(self.layer)
@@ -186,9 +189,11 @@ class Blitter:
         everything = (*self.layer, *self.artists)
         for artist in everything:
             artist.set_animated(False)
+        self._still = True
         try:
             yield
         finally:
+            self._still = False
             for artist in everything:
                 artist.set_animated(True)
 
