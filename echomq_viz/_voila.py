@@ -44,7 +44,16 @@ def read_v1_header(frame: bytes) -> dict[str, Any] | None:
         return None
 
 
+# ipywidgets 8 answers every change a page sends with an "echo_update" of it,
+# for other pages showing the same kernel; an app page has its kernel to
+# itself, and the echo was one message in seven per slider move, each read,
+# checked and relayed by the server. The page applies the kernel's own
+# updates either way (it only filters echoes). Kernels inherit the setting.
+WIDGET_ECHO = ("JUPYTER_WIDGETS_ECHO", "0")
+
+
 def main() -> None:
+    os.environ.setdefault(*WIDGET_ECHO)
     paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
     if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):
