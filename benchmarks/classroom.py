@@ -416,6 +416,7 @@ def _resolve(future: asyncio.Future | None, value) -> None:
 
 
 # The Voila server as ``echomq-viz app`` starts it (``-m echomq_viz._voila``), or a plain ``voila``.
+KERNEL_FILE = re.compile(r"kernel-([0-9a-f-]{36})\.json")  # a kernel's connection file, in its command line
 SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
 
 
@@ -484,7 +485,7 @@ class App:
                 times = proc.cpu_times()
             except psutil.Error:
                 continue
-            part = ("generator" if proc.pid == os.getpid() else "kernels" if "ipykernel" in line
+            part = ("generator" if proc.pid == os.getpid() else "kernels" if KERNEL_FILE.search(line)
                     else "server" if SERVER_COMMAND.search(line) else "redis" if "redis-server" in line else None)
             if part:
                 used[part] += times.user + times.system
@@ -496,7 +497,7 @@ class App:
         for proc in self.family():
             try:
                 line = " ".join(proc.cmdline())
-                match = re.search(r"kernel-([0-9a-f-]{36})\.json", line)
+                match = KERNEL_FILE.search(line)
                 if match and match.group(1) in wanted:
                     found[match.group(1)] = proc.memory_info().rss / 2**20
             except psutil.Error:

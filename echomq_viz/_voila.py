@@ -25,7 +25,8 @@ __all__: list[str] = []
 
 _OFFSET = 8  # bytes per offset in a v1 frame
 TEMPLATE = "echomq-viz"
-# A Jupyter data folder holding voila/templates/echomq-viz/.
+# A Jupyter data folder holding voila/templates/echomq-viz/ and the kernel spec
+# of the app's kernels, kernels/python3/ (see echomq_viz._app_kernel).
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "voila_template"
 
 
@@ -44,16 +45,7 @@ def read_v1_header(frame: bytes) -> dict[str, Any] | None:
         return None
 
 
-# ipywidgets 8 answers every change a page sends with an "echo_update" of it,
-# for other pages showing the same kernel; an app page has its kernel to
-# itself, and the echo was one message in seven per slider move, each read,
-# checked and relayed by the server. The page applies the kernel's own
-# updates either way (it only filters echoes). Kernels inherit the setting.
-WIDGET_ECHO = ("JUPYTER_WIDGETS_ECHO", "0")
-
-
 def main() -> None:
-    os.environ.setdefault(*WIDGET_ECHO)
     paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
     if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):
