@@ -32,3 +32,42 @@ def test_bad_sizes_are_refused_before_drawing(ax, call, error, message):
     before = ax.get_children()
     assert_refuses(lambda: call(ax), error, message)
     assert ax.get_children() == before  # nothing drawn
+
+
+# -- the bit strip's image, drawn by lookup ------------------------------------------------
+
+
+def _strip_pixels(priority: int, counter: int, *, plain: bool, size=(8.0, 1.2), dpi=96, **image) -> np.ndarray:
+    """The strip drawn with its lookup image, or (``plain``) by matplotlib's own AxesImage."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import AxesImage
+
+    fig = Figure(figsize=size, dpi=dpi)
+    FigureCanvasAgg(fig)
+    strip = plots.draw_bit_strip(fig.add_subplot(), priority, counter)
+    strip.image.set(**image)
+    if plain:
+        strip.image.__class__ = AxesImage  # same state, matplotlib's drawing
+    fig.canvas.draw()
+    plots.update_bit_strip(strip, priority, counter ^ 0x5A5A5A5A)  # a second draw: the lookup reused
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("priority, counter", [(1, 0), (6, 2**32 - 1), (PRIORITY_LIMIT, 123_456_789), (3, 2**31)])
+@pytest.mark.parametrize("size, dpi", [((8.0, 1.2), 96), ((5.3, 0.9), 72), ((11.1, 2.0), 110)])
+def test_the_strip_image_has_the_pixels_matplotlib_draws(priority, counter, size, dpi):
+    ours = _strip_pixels(priority, counter, plain=False, size=size, dpi=dpi)
+    assert np.array_equal(ours, _strip_pixels(priority, counter, plain=True, size=size, dpi=dpi))
+
+
+def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
+    ax.figure.set_dpi(96)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(ax.figure)
+    strip = plots.draw_bit_strip(ax, 2, 77)
+    ax.figure.canvas.draw()
+    assert strip.image._layout[1] is not None  # nearest neighbour: one cell per pixel, looked up
+    blended = dict(interpolation="bilinear")  # neighbouring cells mix: matplotlib draws it
+    assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
