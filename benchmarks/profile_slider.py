@@ -2,8 +2,9 @@
 
     python benchmarks/profile_slider.py --moves 300 [--json OUT]
 
-A real ipykernel (the one Voila and JupyterLab start) builds notebook 01's
-hero view and displays it; this process then plays the page: it sends each
+A real kernel, started from the app's kernel spec as Voila starts one,
+builds notebook 01's hero view and displays it; this process then plays the
+page: it sends each
 counter change as the widget manager does (a ``comm_msg`` update) and waits
 for the ipympl frame that answers it. The kernel's own CPU time (psutil,
 user + system, so other work on the machine barely moves it) over the moves
@@ -35,9 +36,13 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from jupyter_client.manager import start_new_kernel
+from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from echomq_viz._voila import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
 
 SETUP = """
 %matplotlib ipympl
@@ -74,8 +79,13 @@ class Page:
     """The page's side of one kernel: execute code, change a slider, wait for frames."""
 
     def __init__(self) -> None:
-        self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(ROOT),
-                                                        stderr=subprocess.DEVNULL)
+        # the app's kernel spec, as ``echomq-viz app`` starts a visitor's kernel
+        specs = KernelSpecManager(kernel_dirs=[str(TEMPLATE_ROOT / "kernels")])
+        self.manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs)
+        self.manager.start_kernel(cwd=str(ROOT), stderr=subprocess.DEVNULL)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=120)
         self.process = psutil.Process(self.manager.provisioner.process.pid)
         self.ids = json.loads(self.execute(SETUP))
 
