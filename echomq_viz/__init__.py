@@ -26,7 +26,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.interop`       the stock BullMQ client, from plain functions
 - :mod:`echomq_viz.colours`       the tier colours, apart for colour-blind readers too
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
-- :mod:`echomq_viz.cell_image`    an image of colour codes drawn by lookup (the 64-bit strip)
+- :mod:`echomq_viz.fast_artists`  artists drawn for less on every slider move (the hero's bit strip)
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages

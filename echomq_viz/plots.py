@@ -22,7 +22,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .cell_image import CellImage
+from .fast_artists import CellImage
 from .checks import check_int
 from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
@@ -133,7 +133,9 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
         ax.add_patch(bar)
         bars.append(bar)
     (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
-    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0),
+    # annotation_clip=False: the arrow ends inside the axes whenever it is shown,
+    # so the check for it (on every draw) is skipped
+    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0), annotation_clip=False,
                        arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR, shrinkA=7))
     ax.text(0.01, 0.97, "arrow: the same counter one priority up, +0x100000000", transform=ax.transAxes,
             color=TIER_BITS_COLOR, fontsize=9, va="top")

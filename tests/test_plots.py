@@ -71,3 +71,26 @@ def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
     assert strip.image._layout[1] is not None  # nearest neighbour: one cell per pixel, looked up
     blended = dict(interpolation="bilinear")  # neighbouring cells mix: matplotlib draws it
     assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
+
+
+def test_the_staircase_arrow_unchecked_draws_as_when_checked():
+    """annotation_clip=False skips the check that the arrow's end is inside
+    the axes: it always is while the arrow shows."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figures = []
+    for clip in (False, None):
+        fig = Figure(figsize=(8, 3), dpi=96)
+        FigureCanvasAgg(fig)
+        stairs = plots.draw_staircase(fig.add_subplot(), range(1, 7), 1, 1)
+        stairs.jump.set_annotation_clip(clip)
+        figures.append((fig, stairs))
+    rng = np.random.default_rng(8)
+    for priority, counter in [(6, 2**32 - 1), (5, 2**32 - 1), (1, 0)] + [
+            (int(p), int(c)) for p, c in zip(rng.integers(1, 7, 20), rng.integers(0, 2**32, 20))]:
+        pixels = []
+        for fig, stairs in figures:
+            plots.update_staircase(stairs, priority, counter)
+            fig.canvas.draw()
+            pixels.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        assert np.array_equal(*pixels), (priority, counter)

@@ -1,7 +1,12 @@
-"""An image of a few colour codes that draws like ``imshow(interpolation="nearest")``, for less.
+"""Artists that draw the pixels matplotlib's own draw, for less, where a
+figure redraws them on every slider move (the hero figure).
 
-The 64-bit strip of the hero figure is such an image, redrawn on every
-slider move; matplotlib resamples all its columns each time.
+- :class:`CellImage`: an image of a few colour codes drawn nearest-neighbour
+  (the 64-bit strip): matplotlib resamples all its columns every time.
+
+(The hero's arrow was tried too: its outline shifted as the dot moves is not
+the outline matplotlib works out at the new place, to the pixel: shrinking
+its ends is a bisection with a tolerance.)
 """
 
 from __future__ import annotations
@@ -64,3 +69,4 @@ class CellImage(AxesImage):
         if not np.array_equal(colours[np.asarray(data).ravel()[cells]], super().make_image(renderer, magnification)[0]):
             return None, None, x, y, trans
         return cells, colours, x, y, trans
+
