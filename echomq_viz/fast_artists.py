@@ -20,14 +20,16 @@ __all__ = ["CellImage"]
 class CellImage(AxesImage):
     """An image of a few colour codes drawn nearest-neighbour, as ``imshow``
     draws it, for less: every screen pixel shows one data cell whatever the
-    values, so which cell each pixel shows is found once per layout (from
-    matplotlib's own drawing of probes: each code alone, then the cell
-    numbers bit by bit) and a draw only looks colours up. A layout where a
+    values, so which cell each pixel shows is found once per layout, at its
+    second draw (from matplotlib's own drawing of probes: each code alone,
+    then the cell numbers bit by bit), and a draw only looks colours up. A
+    figure drawn once costs what it did. A layout where a
     code's colour is not the same at every pixel, or where the lookup does
     not give matplotlib's own picture of the current data, is drawn by
     matplotlib as usual."""
 
     _layout: tuple | None = None  # (key, cell of each pixel or None, colour of each code, x, y, trans)
+    _first_key: tuple | None = None  # the layout of the first draw: probed from the second on
 
     def make_image(self, renderer, magnification=1.0, unsampled=False):
         if unsampled or self._A is None or self._A.ndim != 2:
@@ -36,6 +38,9 @@ class CellImage(AxesImage):
                tuple(self.get_extent()), self._A.shape, self.get_clip_on(), self.norm.vmin, self.norm.vmax,
                self.get_cmap().name, self.get_alpha(), self.get_interpolation())
         if self._layout is None or self._layout[0] != key:
+            if self._first_key != key:  # drawn once in this layout: maybe never again, as matplotlib does
+                self._first_key = key
+                return super().make_image(renderer, magnification, unsampled)
             self._layout = (key, *self._find_layout(renderer, magnification))
         _, cells, colours, x, y, trans = self._layout
         if cells is None:

@@ -68,6 +68,8 @@ def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
     FigureCanvasAgg(ax.figure)
     strip = plots.draw_bit_strip(ax, 2, 77)
     ax.figure.canvas.draw()
+    assert strip.image._layout is None  # drawn once: by matplotlib, nothing probed
+    ax.figure.canvas.draw()
     assert strip.image._layout[1] is not None  # nearest neighbour: one cell per pixel, looked up
     blended = dict(interpolation="bilinear")  # neighbouring cells mix: matplotlib draws it
     assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
