@@ -119,7 +119,6 @@ class Blitter:
         self.layer_key = layer_key
         self.background = None
         self._layered: tuple[Hashable, object] | None = None  # (key, background with the layer drawn)
-        self._still = False  # inside all_drawn
         self._scheduled: asyncio.TimerHandle | None = None  # the next frame, inside an event loop
         self._last_frame = float("-inf")  # when the last one was sent, on the loop's clock
         for artist in (*self.layer, *self.artists):
@@ -128,10 +127,12 @@ class Blitter:
         figure.canvas.draw()  # a background to blit on from the first move
 
     def _on_draw(self, event=None) -> None:
-        if self._still:  # a full draw with every artist in it: no background, nothing to add
-            return
-        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
-        self._layered = None
+        # A still (savefig) draws the animated artists too (matplotlib does
+        # while saving): that picture is no background to blit on. They are
+        # still drawn over it once more, as the stored stills always were.
+        if not self.figure.canvas.is_saving():
+            self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+            self._layered = None
         self._draw(self.layer)
         self._draw(self.artists)
 
@@ -189,11 +190,9 @@ class Blitter:
         everything = (*self.layer, *self.artists)
         for artist in everything:
             artist.set_animated(False)
-        self._still = True
         try:
             yield
         finally:
-            self._still = False
             for artist in everything:
                 artist.set_animated(True)
 
