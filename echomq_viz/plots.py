@@ -155,7 +155,9 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
     y = priority_score(priority, counter) / TIER_SPAN
     stairs.marker.set_data([priority], [y])
     for p, bar in zip(stairs.priorities, stairs.bars):
-        bar.set_alpha(0.8 if p == priority else 0.3)
+        alpha = 0.8 if p == priority else 0.3
+        if bar.get_alpha() != alpha:  # a counter move leaves the bars as they are (set_alpha is dear)
+            bar.set_alpha(alpha)
     nxt = priority + 1
     stairs.jump.set_visible(nxt < stairs.priorities.stop)
     stairs.jump.xy = (nxt, y + 1)  # the arrow head: the same counter, one tier up

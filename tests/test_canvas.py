@@ -291,3 +291,23 @@ def test_a_still_is_drawn_as_before_and_leaves_no_ghost_in_the_next_frames():
     assert 0 < (still != before).any(axis=2).sum() < 20_000
     hero.set(priority=4, counter=3_000_000_000)  # no ghost of the dot as it was at the still
     assert np.array_equal(_pixels(hero), _pixels(HeroView(None, priority=4, counter=3_000_000_000)))
+
+
+def test_a_figure_with_transparent_pixels_gets_full_frames_as_in_ipympl():
+    ours, theirs = fast.figure(3, 2), ipympl_figure(3, 2)
+    lines = []
+    for fig in (ours, theirs):
+        fig.patch.set_alpha(0.0)  # a see-through background: no diff frame can carry it
+        lines.append(draw_line(fig))
+    sent = [frames_of(fig.canvas) for fig in (ours, theirs)]
+    for ydata in ([0, 1, 0], [1, 0, 1], [2, 2, 0]):
+        for fig, line in zip((ours, theirs), lines):
+            line.set_ydata(ydata)
+            fig.canvas.draw()
+    assert [mode for mode, _ in sent[0]] == [mode for mode, _ in sent[1]] == ["full"] * 3
+    for (_, mine), (_, reference) in zip(*sent):
+        assert np.array_equal(mine, reference)
+    ours.patch.set_alpha(1.0)  # opaque again: diff frames again, after one full frame
+    ours.canvas.draw()
+    ours.canvas.draw()
+    assert [mode for mode, _ in sent[0]][3:] == ["full", "diff"]

@@ -44,22 +44,31 @@ def fast_canvas_class() -> type:
         Otherwise the same as ``FigureCanvasWebAggCore.get_diff_image``.
         """
 
+        _sent_opaque = False  # the last frame sent had no transparent pixel
+
         def get_diff_image(self):
             if not self._png_is_old:
                 return None
             pixels = np.asarray(self.get_renderer().buffer_rgba())
             buff = pixels.view(np.uint32).squeeze(2)  # one uint32 per pixel: one comparison
-            if (self._force_full or buff.shape != self._last_buff.shape or not _opaque(buff, pixels)):
-                self.set_image_mode("full")
-                png = png_rgba(buff)
-            else:
-                self.set_image_mode("diff")
+            start = stop = 0
+            diff = not self._force_full and buff.shape == self._last_buff.shape and self._sent_opaque
+            if diff:
                 changed = buff != self._last_buff
                 start, stop = changed_rows(changed)
+                # rows outside the band are the last frame's, which was opaque
+                diff = _opaque(buff[start:stop], pixels[start:stop])
+            if diff:
+                self.set_image_mode("diff")
                 band = np.zeros_like(buff)
                 band[start:stop] = np.where(changed[start:stop], buff[start:stop], 0)
                 png = png_rgba(band, start, stop)
-            self._last_buff = buff.copy()
+                self._last_buff[start:stop] = buff[start:stop]
+            else:
+                self.set_image_mode("full")
+                png = png_rgba(buff)
+                self._last_buff = buff.copy()
+                self._sent_opaque = _opaque(buff, pixels)
             self._force_full = False
             self._png_is_old = False
             return png
