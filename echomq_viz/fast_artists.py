@@ -12,9 +12,15 @@ its ends is a bisection with a tolerance.)
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import cbook
 from matplotlib.image import AxesImage
 
 __all__ = ["CellImage"]
+
+
+def _as_data(values: np.ndarray) -> np.ndarray:
+    """Probe values as ``set_data`` keeps an image's data (masked where invalid)."""
+    return cbook.safe_masked_invalid(values, copy=True)
 
 
 class CellImage(AxesImage):
@@ -30,6 +36,7 @@ class CellImage(AxesImage):
 
     _layout: tuple | None = None  # (key, cell of each pixel or None, colour of each code, x, y, trans)
     _first_key: tuple | None = None  # the layout of the first draw: probed from the second on
+    _rows_alike = False  # every row of pixels shows the same cells
 
     def make_image(self, renderer, magnification=1.0, unsampled=False):
         if unsampled or self._A is None or self._A.ndim != 2:
@@ -46,7 +53,9 @@ class CellImage(AxesImage):
         if cells is None:
             return super().make_image(renderer, magnification, unsampled)
         codes = np.asarray(self._A).ravel()
-        return colours[codes[cells]], x, y, trans
+        pixels = np.empty(cells.shape, np.uint32)  # one RGBA pixel as one number: one gather
+        pixels[...] = colours.view(np.uint32)[codes[cells[0] if self._rows_alike else cells], 0]
+        return pixels.view(np.uint8).reshape(*cells.shape, 4), x, y, trans
 
     def _find_layout(self, renderer, magnification) -> tuple:
         data = self._A
@@ -54,7 +63,7 @@ class CellImage(AxesImage):
         try:
             plain = []
             for code in range(codes):
-                self._A = np.full(data.shape, code, dtype=data.dtype)
+                self._A = _as_data(np.full(data.shape, code, dtype=data.dtype))
                 plain.append(super().make_image(renderer, magnification))
             image, x, y, trans = plain[0]
             if image is None or any(p[0] is None or p[0].shape != image.shape for p in plain):
@@ -66,12 +75,13 @@ class CellImage(AxesImage):
             numbers = np.arange(data.size).reshape(data.shape)
             cells = np.zeros(image.shape[:2], dtype=np.intp)
             for bit in range(max(1, (data.size - 1).bit_length())):
-                self._A = ((numbers >> bit) & 1).astype(data.dtype)
+                self._A = _as_data(((numbers >> bit) & 1).astype(data.dtype))
                 probe = super().make_image(renderer, magnification)[0]
                 cells |= (probe == colours[1]).all(axis=-1).astype(np.intp) << bit
         finally:
             self._A = data
         if not np.array_equal(colours[np.asarray(data).ravel()[cells]], super().make_image(renderer, magnification)[0]):
             return None, None, x, y, trans
-        return cells, colours, x, y, trans
+        self._rows_alike = bool((cells == cells[0]).all())  # one data row: every pixel row the same
+        return cells, np.ascontiguousarray(colours, dtype=np.uint8), x, y, trans
 

@@ -96,3 +96,33 @@ def test_the_staircase_arrow_unchecked_draws_as_when_checked():
             fig.canvas.draw()
             pixels.append(np.asarray(fig.canvas.buffer_rgba()).copy())
         assert np.array_equal(*pixels), (priority, counter)
+
+
+def test_a_cell_image_of_several_rows_has_the_pixels_matplotlib_draws():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import ListedColormap
+    from matplotlib.image import AxesImage
+
+    from echomq_viz.fast_artists import CellImage
+
+    codes = np.random.default_rng(3).integers(0, 4, (3, 7))
+    pictures = []
+    for plain in (False, True):
+        fig = Figure(figsize=(3, 2), dpi=80)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        image = CellImage(ax, cmap=ListedColormap(["#000000", "#ff0000", "#00ff00", "#0000ff"]),
+                          interpolation="nearest")
+        image.set_data(codes)
+        image.set_clim(0, 3)
+        image.set_extent((0, 7, 0, 3))
+        ax.add_image(image)
+        if plain:
+            image.__class__ = AxesImage
+        fig.canvas.draw()
+        image.set_data(codes[::-1])
+        fig.canvas.draw()  # the second draw: looked up
+        pictures.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        if not plain:
+            assert image._layout[1] is not None and not image._rows_alike
+    assert np.array_equal(*pictures)
