@@ -311,3 +311,32 @@ def test_a_figure_with_transparent_pixels_gets_full_frames_as_in_ipympl():
     ours.canvas.draw()
     ours.canvas.draw()
     assert [mode for mode, _ in sent[0]][3:] == ["full", "diff"]
+
+
+def test_a_frame_left_on_an_ended_loop_does_not_hold_back_the_next_ones(monkeypatch):
+    import asyncio
+
+    from echomq_viz.widgets import HeroView
+
+    monkeypatch.setattr(fast, "FRAME_INTERVAL_S", 60.0)  # a second frame in one loop waits: the loop ends first
+    hero = HeroView(None, priority=1, counter=1)
+    values = _frame_values(hero)
+
+    async def set_and_leave(counter: int) -> None:
+        hero.set(counter=counter - 1)
+        await asyncio.sleep(0.005)  # that frame is sent: the next waits FRAME_INTERVAL_S
+        hero.set(counter=counter)  # its frame is scheduled; the loop ends before it runs
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(set_and_leave(11))
+    loop.close()
+    assert values == [(1, 10)]
+
+    async def set_and_wait(counter: int) -> None:
+        hero.set(counter=counter)
+        await asyncio.sleep(0.1)
+
+    asyncio.run(set_and_wait(22))  # a new loop: its own frame
+    hero.set(counter=33)  # no loop: at once
+    assert values == [(1, 10), (1, 22), (1, 33)]
+    assert np.array_equal(_pixels(hero), _pixels(HeroView(None, priority=1, counter=33)))

@@ -128,8 +128,8 @@ class Blitter:
         self.layer_key = layer_key
         self.background = None
         self._layered: tuple[Hashable, object] | None = None  # (key, background with the layer drawn)
-        self._scheduled: asyncio.TimerHandle | None = None  # the next frame, inside an event loop
-        self._last_frame = float("-inf")  # when the last one was sent, on the loop's clock
+        self._scheduled: tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle] | None = None  # the next frame
+        self._last_frame: tuple[object, float] = (None, float("-inf"))  # (loop, when) of the last one sent
         for artist in (*self.layer, *self.artists):
             artist.set_animated(True)
         figure.canvas.mpl_connect("draw_event", self._on_draw)
@@ -173,15 +173,19 @@ class Blitter:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            self._scheduled = None  # a frame left on a loop that ended: this one replaces it
             self._blit()
             return
-        if self._scheduled is None:
-            wait = max(0.0, self._last_frame + FRAME_INTERVAL_S - loop.time())
-            self._scheduled = loop.call_later(wait, self._flush, loop)
+        pending = self._scheduled
+        if pending is not None and pending[0] is loop and not pending[1].cancelled():
+            return  # the frame to come draws this change too
+        last_loop, last_time = self._last_frame
+        since = loop.time() - last_time if last_loop is loop else float("inf")
+        self._scheduled = (loop, loop.call_later(max(0.0, FRAME_INTERVAL_S - since), self._flush, loop))
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         self._scheduled = None
-        self._last_frame = loop.time()
+        self._last_frame = (loop, loop.time())
         self._blit()
 
     def _blit(self) -> None:
