@@ -23,7 +23,8 @@ What is reported (each step, and as ``classroom_*`` keys for the last one):
 - cross-talk: a result that is not this student's own (see ``Student._check_press``
   and ``Student._check_readout``; run total);
 - kernel RSS: resident memory of each student's kernel (psutil) at the end of
-  a step; the largest is reported;
+  a step; the largest is reported, and the median USS (memory the kernel
+  alone holds: what one more student adds; libraries are shared);
 - max sessions: the largest ramp step N such that it and every smaller step
   kept p95 <= 100 ms with all N students still at work.
 """
@@ -491,15 +492,17 @@ class App:
                 used[part] += times.user + times.system
         return used
 
-    def kernel_rss_mb(self, kernel_ids: list[str]) -> dict[str, float]:
-        """Resident memory of each kernel, found by its connection file's name."""
+    def kernel_memory_mb(self, kernel_ids: list[str]) -> dict[str, tuple[float, float]]:
+        """Memory of each kernel, found by its connection file's name: (resident,
+        its own alone: USS, what one more student adds; the rest is shared)."""
         wanted, found = set(kernel_ids), {}
         for proc in self.family():
             try:
                 line = " ".join(proc.cmdline())
                 match = KERNEL_FILE.search(line)
                 if match and match.group(1) in wanted:
-                    found[match.group(1)] = proc.memory_info().rss / 2**20
+                    memory = proc.memory_full_info()
+                    found[match.group(1)] = (memory.rss / 2**20, memory.uss / 2**20)
             except psutil.Error:
                 pass
         return found
@@ -554,7 +557,9 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) ->
             inside = lambda rows: [row for row in rows if window_start <= row[0] < window_end]  # noqa: E731
             moves = [ms for _, ms in inside(record.moves)]
             presses = [ms for _, ms in inside(record.presses)]
-            rss = app.kernel_rss_mb([s.kernel_id for s in present if not s.closed])
+            memory = app.kernel_memory_mb([s.kernel_id for s in present if not s.closed])
+            rss = {kernel: resident for kernel, (resident, _) in memory.items()}
+            uss = [own for _, own in memory.values()]
             steps.append({
                 "sessions": size, "joined": len(present),
                 "active": sum(not s.closed for s in present), "join_s": round(join_s, 1),
@@ -565,6 +570,7 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print) ->
                 "errors": len(inside(record.errors)), "crosstalk": len(inside(record.crosstalk)),
                 "kernel_rss_mb_max": round(max(rss.values()), 1) if rss else None,
                 "kernel_rss_mb_median": round(float(np.median(list(rss.values()))), 1) if rss else None,
+                "kernel_uss_mb_median": round(float(np.median(uss)), 1) if uss else None,
                 "cpu_pct": cpu,  # percent of one core over the window, per part
                 "cpu_ms_per_move": _per_move(cpu_used, len(moves)),
                 "load_1min": round(os.getloadavg()[0], 2),
@@ -601,6 +607,7 @@ def summarize(steps: list[dict], record: Record) -> dict:
         "classroom_errors": len(record.errors),
         "classroom_crosstalk": len(record.crosstalk),
         "classroom_kernel_rss_mb": last.get("kernel_rss_mb_max"),
+        "classroom_kernel_uss_mb": last.get("kernel_uss_mb_median"),  # what one more student adds
         "classroom_p95_ms_at_60": next((step["p95_ms"] for step in steps if step["sessions"] == 60), None),
         "classroom_cpu_ms_per_move": {step["sessions"]: step["cpu_ms_per_move"] for step in steps},
         "classroom_max_sessions": max_sessions,
