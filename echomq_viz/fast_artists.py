@@ -1,12 +1,8 @@
-"""Artists that draw the pixels matplotlib's own draw, for less, where a
+"""Artists that draw the very pixels of matplotlib's own, for less, where a
 figure redraws them on every slider move (the hero figure).
 
 - :class:`CellImage`: an image of a few colour codes drawn nearest-neighbour
-  (the 64-bit strip): matplotlib resamples all its columns every time.
-
-(The hero's arrow was tried too: its outline shifted as the dot moves is not
-the outline matplotlib works out at the new place, to the pixel: shrinking
-its ends is a bisection with a tolerance.)
+  (the 64-bit strip), where matplotlib resamples all its columns every time.
 """
 
 from __future__ import annotations
@@ -25,14 +21,13 @@ def _as_data(values: np.ndarray) -> np.ndarray:
 
 class CellImage(AxesImage):
     """An image of a few colour codes drawn nearest-neighbour, as ``imshow``
-    draws it, for less: every screen pixel shows one data cell whatever the
+    draws it, for less. Every screen pixel shows one data cell whatever the
     values, so which cell each pixel shows is found once per layout, at its
     second draw (from matplotlib's own drawing of probes: each code alone,
-    then the cell numbers bit by bit), and a draw only looks colours up. A
-    figure drawn once costs what it did. A layout where a
-    code's colour is not the same at every pixel, or where the lookup does
-    not give matplotlib's own picture of the current data, is drawn by
-    matplotlib as usual."""
+    then the cell numbers bit by bit), and a draw only looks colours up; a
+    figure drawn once costs what it did. A layout where a code's colour is
+    not the same at every pixel, or where the lookup does not give
+    matplotlib's own picture of the current data, is drawn by matplotlib."""
 
     _layout: tuple | None = None  # (key, cell of each pixel or None, colour of each code, x, y, trans)
     _first_key: tuple | None = None  # the layout of the first draw: probed from the second on

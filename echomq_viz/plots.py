@@ -22,9 +22,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .fast_artists import CellImage
 from .checks import check_int
 from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
+from .fast_artists import CellImage
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
