@@ -712,6 +712,7 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
 
 
 def test_a_view_imports_only_its_own_module_and_what_it_needs():
+    import ast
     import subprocess
     import sys
 
@@ -719,7 +720,7 @@ def test_a_view_imports_only_its_own_module_and_what_it_needs():
             "print(sorted(m for m in sys.modules if m.startswith('echomq_viz.')))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    loaded = eval(run.stdout)
+    loaded = ast.literal_eval(run.stdout.strip())
     assert "echomq_viz.widgets.hero" in loaded and "echomq_viz.widgets.lua_source" in loaded
     others = ("bands", "comparison", "consume", "designs", "double", "frontier", "inspector", "paths")
     assert not [m for m in loaded if m.rsplit(".", 1)[-1] in others or m.endswith((".inspection", ".interop"))], loaded
