@@ -8,6 +8,8 @@ launcher. That spec also turns off ipywidgets' echo of every change a page
 sends (``JUPYTER_WIDGETS_ECHO=0``): a page has its kernel to itself, and the
 echo was one message in seven per slider move, each read, checked and
 relayed by the server; the page applies the kernel's own updates either way.
+And it keeps no IPython history (``--HistoryManager.enabled=False``): no
+database and no thread saving the cells a page runs.
 """
 
 from __future__ import annotations
