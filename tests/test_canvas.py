@@ -168,17 +168,24 @@ def composite(frames: list[tuple[str, np.ndarray]], page: np.ndarray | None = No
 
 
 def test_diff_png_decodes_to_the_very_pixels_given():
-    from echomq_viz.widgets.diff_png import changed_rows, png_rgba
+    from echomq_viz.widgets.diff_png import changed_runs, png_rgba
 
     rng = np.random.default_rng(5)
-    for height, width, start, stop in [(1, 1, 0, 1), (7, 3, 2, 5), (384, 768, 179, 330), (40, 9, 0, 0), (40, 9, 40, 40)]:
+    cases = [(1, 1, [(0, 1)]), (7, 3, [(2, 5)]), (384, 768, [(40, 71), (179, 230), (300, 330)]),
+             (40, 9, []), (40, 9, [(0, 3), (39, 40)]), (300, 5, [(0, 300)])]
+    for height, width, runs in cases:
         pixels = np.zeros((height, width), np.uint32)
-        pixels[start:stop] = rng.integers(0, 2**32, (stop - start, width), dtype=np.uint32)
-        assert changed_rows(pixels != 0) == ((start, stop) if (pixels != 0).any() else (0, 0))
-        decoded = np.asarray(Image.open(io.BytesIO(png_rgba(pixels, start, stop))).convert("RGBA"))
-        assert np.array_equal(decoded.view(np.uint32).squeeze(2), pixels), (height, width, start, stop)
-    with pytest.raises(ValueError, match="rows must be a range inside 0..7, got 5..3"):
-        png_rgba(np.zeros((7, 3), np.uint32), 5, 3)
+        for start, stop in runs:
+            pixels[start:stop] = rng.integers(1, 2**32, (stop - start, width), dtype=np.uint32)
+        assert changed_runs(pixels != 0, gap=0) == runs
+        for given in (runs, None):  # the runs, or every row
+            decoded = np.asarray(Image.open(io.BytesIO(png_rgba(pixels, given))).convert("RGBA"))
+            assert np.array_equal(decoded.view(np.uint32).squeeze(2), pixels), (height, width, given)
+    assert changed_runs(np.array([[1], [0], [1], [0], [0], [1]], bool), gap=1) == [(0, 3), (5, 6)]
+    with pytest.raises(ValueError, match=r"runs must be row ranges in order inside 0..7, got \[\(5, 3\)\]"):
+        png_rgba(np.zeros((7, 3), np.uint32), [(5, 3)])
+    with pytest.raises(ValueError, match="in order"):
+        png_rgba(np.zeros((7, 3), np.uint32), [(3, 5), (4, 6)])
 
 
 def test_a_page_fed_the_fast_frames_shows_the_figure_as_drawn():

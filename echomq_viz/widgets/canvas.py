@@ -20,7 +20,7 @@ from typing import Callable, Hashable, Iterator, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .diff_png import changed_rows, png_rgba
+from .diff_png import changed_runs, png_rgba
 
 __all__ = ["fast_canvas_class", "figure", "Blitter", "still_png", "snapshot_figures"]
 
@@ -39,7 +39,7 @@ def fast_canvas_class() -> type:
 
         matplotlib's web backend re-encodes every pixel on every update at
         PIL's default level 6; on a slider drag that encoding was the largest
-        cost. Here a diff frame compresses only the band of rows that changed,
+        cost. Here a diff frame compresses only the rows that changed,
         at level 1 (:mod:`.diff_png`): the same pixels, a few kB on localhost.
         Otherwise the same as ``FigureCanvasWebAggCore.get_diff_image``.
         """
@@ -51,19 +51,20 @@ def fast_canvas_class() -> type:
                 return None
             pixels = np.asarray(self.get_renderer().buffer_rgba())
             buff = pixels.view(np.uint32).squeeze(2)  # one uint32 per pixel: one comparison
-            start = stop = 0
+            runs = []
             diff = not self._force_full and buff.shape == self._last_buff.shape and self._sent_opaque
             if diff:
                 changed = buff != self._last_buff
-                start, stop = changed_rows(changed)
-                # rows outside the band are the last frame's, which was opaque
-                diff = _opaque(buff[start:stop], pixels[start:stop])
+                runs = changed_runs(changed)
+                # rows outside the runs are the last frame's, which was opaque
+                diff = all(_opaque(buff[start:stop], pixels[start:stop]) for start, stop in runs)
             if diff:
                 self.set_image_mode("diff")
-                band = np.zeros_like(buff)
-                band[start:stop] = np.where(changed[start:stop], buff[start:stop], 0)
-                png = png_rgba(band, start, stop)
-                self._last_buff[start:stop] = buff[start:stop]
+                output = np.zeros_like(buff)
+                for start, stop in runs:
+                    output[start:stop] = np.where(changed[start:stop], buff[start:stop], 0)
+                    self._last_buff[start:stop] = buff[start:stop]
+                png = png_rgba(output, runs)
             else:
                 self.set_image_mode("full")
                 png = png_rgba(buff)
