@@ -39,14 +39,16 @@ from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
-from classroom import GOALS as CLASSROOM_GOALS, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from classroom import GOALS as CLASSROOM_GOALS, RAMP as CLASSROOM_RAMP, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
+from profile_slider import profile_slider  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
-    "slider_naive_ratio": (">=", 8), "browser_readout_p50_ms": ("<=", 50),
+    "slider_naive_ratio": (">=", 25),
+    "slider_cpu_ms_per_move": ("<=", 3.5), "browser_readout_p50_ms": ("<=", 50),
     "browser_figure_p50_ms": ("<=", 100), "add_vs_redis_benchmark": (">=", 0.6),
     "drain_vs_redis_benchmark": (">=", 0.6), "score_pairs_per_s": (">=", 200e6),
     "bands_1m_draw_s": ("<=", 1.0), "test_suite_s": ("<=", 300), "test_quick_s": ("<=", 60),
@@ -378,12 +380,12 @@ def bench_test_suite() -> dict:
 # Each part: name -> a function of ``quick`` returning its figures. One that raises is
 # recorded as missed (``<part>_error``, its reason on one line) and the others still run.
 PARTS: dict[str, Callable[[bool], dict]] = {
-    "slider": lambda quick: bench_slider(60 if quick else 300),
+    "slider": lambda quick: {**bench_slider(60 if quick else 300), **profile_slider(60 if quick else 300)},
     "scores": lambda quick: bench_scores(1_000_000 if quick else 10_000_000),
     "redis": lambda quick: bench_redis(10_000 if quick else 100_000),
     "bands": lambda quick: bench_bands(50_000 if quick else 1_000_000),
     "inspect": lambda quick: bench_inspect(100_000 if quick else 1_000_000),
-    "classroom": lambda quick: bench_classroom(10 if quick else 60, [] if quick else [10, 20, 40],
+    "classroom": lambda quick: bench_classroom(10 if quick else CLASSROOM_RAMP[-1], [] if quick else CLASSROOM_RAMP,
                                                10 if quick else 20),
     "lease": lambda quick: bench_lease(1 if quick else 3),
     "hub": lambda quick: bench_hub(4 if quick else 20, 10 if quick else 20),

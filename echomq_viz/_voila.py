@@ -28,7 +28,8 @@ __all__: list[str] = []
 
 _OFFSET = 8  # bytes per offset in a v1 frame
 TEMPLATE = "echomq-viz"
-# A Jupyter data folder holding voila/templates/echomq-viz/.
+# A Jupyter data folder holding voila/templates/echomq-viz/ and the kernel spec
+# of the app's kernels, kernels/python3/ (see echomq_viz._app_kernel).
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "voila_template"
 
 

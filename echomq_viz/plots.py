@@ -24,12 +24,13 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .checks import check_int
 from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
+from .fast_artists import CellImage
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
     "TIER_BITS_COLOR", "COUNTER_BITS_COLOR", "tier_color", "tier_colors", "band_style", "format_hex",
     "BitStrip", "draw_bit_strip", "update_bit_strip", "strip_artists",
-    "Staircase", "draw_staircase", "update_staircase", "staircase_artists",
+    "Staircase", "draw_staircase", "update_staircase", "staircase_artists", "staircase_moving_artists",
     "ScorePair", "draw_score_pair", "update_score_pair",
     "QueueStrip", "draw_queue_strip", "update_queue_strip",
     "Bands", "draw_bands", "update_bands",
@@ -72,8 +73,14 @@ def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
     """Draw the score's 64 bits as cells, dark for 1 and light for 0: the tier
     half in blue, the counter half in orange, bits 63..53 (past a double's
     exact range) in grey. One image, so an update is one ``set_data``."""
-    image = ax.imshow(_strip_codes(priority_score(priority, counter)), cmap=_STRIP_CMAP, vmin=0,
-                      vmax=5, aspect="auto", extent=(-0.5, 63.5, 0, 1), interpolation="nearest")
+    # ax.imshow(codes, cmap, vmin=0, vmax=5, aspect="auto", extent, interpolation="nearest"),
+    # drawn by lookup: the strip is redrawn on every slider move
+    image = CellImage(ax, cmap=_STRIP_CMAP, interpolation="nearest")
+    image.set_data(_strip_codes(priority_score(priority, counter)))
+    image.set_clim(0, 5)
+    image.set_extent((-0.5, 63.5, 0, 1))
+    ax.add_image(image)
+    ax.set_aspect("auto")
     ax.axvline(31.5, color="black", lw=2)
     ax.axvline(10.5, color="#888888", lw=1, ls=":")  # bits 63..53: past a double's 53 exact bits
     ax.set_xlim(-0.5, 63.5)
@@ -126,7 +133,9 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
         ax.add_patch(bar)
         bars.append(bar)
     (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
-    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0),
+    # annotation_clip=False: the arrow ends inside the axes whenever it is shown,
+    # so the check for it (on every draw) is skipped
+    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0), annotation_clip=False,
                        arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR, shrinkA=7))
     ax.text(0.01, 0.97, "arrow: the same counter one priority up, +0x100000000", transform=ax.transAxes,
             color=TIER_BITS_COLOR, fontsize=9, va="top")
@@ -146,7 +155,9 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
     y = priority_score(priority, counter) / TIER_SPAN
     stairs.marker.set_data([priority], [y])
     for p, bar in zip(stairs.priorities, stairs.bars):
-        bar.set_alpha(0.8 if p == priority else 0.3)
+        alpha = 0.8 if p == priority else 0.3
+        if bar.get_alpha() != alpha:  # a counter move leaves the bars as they are (set_alpha is dear)
+            bar.set_alpha(alpha)
     nxt = priority + 1
     stairs.jump.set_visible(nxt < stairs.priorities.stop)
     stairs.jump.xy = (nxt, y + 1)  # the arrow head: the same counter, one tier up
@@ -155,7 +166,12 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
 
 def staircase_artists(stairs: Staircase) -> list:
     """The artists an update changes (for blitting)."""
-    return [*stairs.bars, stairs.jump, stairs.marker]
+    return [*stairs.bars, *staircase_moving_artists(stairs)]
+
+
+def staircase_moving_artists(stairs: Staircase) -> list:
+    """The artists a counter change moves; the bars change with the priority only."""
+    return [stairs.jump, stairs.marker]
 
 
 # -- two scores side by side (comparison) ------------------------------------------

@@ -241,7 +241,9 @@ def own_tmpdir(env: dict[str, str]) -> Iterator[Path]:
 
 
 def _kernels(family: dict[int, tuple[float, str]]) -> list[int]:
-    return [pid for pid, (_, cmdline) in family.items() if "ipykernel" in cmdline]
+    """Kernels, by the connection file on their command line (the app's run
+    ``-m echomq_viz._app_kernel``, JupyterLab's ``-m ipykernel_launcher``)."""
+    return [pid for pid, (_, cmdline) in family.items() if re.search(r"kernel-[0-9a-f-]+\.json", cmdline)]
 
 
 def _redis_servers(family: dict[int, tuple[float, str]]) -> list[int]:

@@ -32,3 +32,97 @@ def test_bad_sizes_are_refused_before_drawing(ax, call, error, message):
     before = ax.get_children()
     assert_refuses(lambda: call(ax), error, message)
     assert ax.get_children() == before  # nothing drawn
+
+
+# -- the bit strip's image, drawn by lookup ------------------------------------------------
+
+
+def _strip_pixels(priority: int, counter: int, *, plain: bool, size=(8.0, 1.2), dpi=96, **image) -> np.ndarray:
+    """The strip drawn with its lookup image, or (``plain``) by matplotlib's own AxesImage."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import AxesImage
+
+    fig = Figure(figsize=size, dpi=dpi)
+    FigureCanvasAgg(fig)
+    strip = plots.draw_bit_strip(fig.add_subplot(), priority, counter)
+    strip.image.set(**image)
+    if plain:
+        strip.image.__class__ = AxesImage  # same state, matplotlib's drawing
+    fig.canvas.draw()
+    plots.update_bit_strip(strip, priority, counter ^ 0x5A5A5A5A)  # a second draw: the lookup reused
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("priority, counter", [(1, 0), (6, 2**32 - 1), (PRIORITY_LIMIT, 123_456_789), (3, 2**31)])
+@pytest.mark.parametrize("size, dpi", [((8.0, 1.2), 96), ((5.3, 0.9), 72), ((11.1, 2.0), 110)])
+def test_the_strip_image_has_the_pixels_matplotlib_draws(priority, counter, size, dpi):
+    ours = _strip_pixels(priority, counter, plain=False, size=size, dpi=dpi)
+    assert np.array_equal(ours, _strip_pixels(priority, counter, plain=True, size=size, dpi=dpi))
+
+
+def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
+    ax.figure.set_dpi(96)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(ax.figure)
+    strip = plots.draw_bit_strip(ax, 2, 77)
+    ax.figure.canvas.draw()
+    assert strip.image._layout is None  # drawn once: by matplotlib, nothing probed
+    ax.figure.canvas.draw()
+    assert strip.image._layout[1] is not None  # nearest neighbour: one cell per pixel, looked up
+    blended = dict(interpolation="bilinear")  # neighbouring cells mix: matplotlib draws it
+    assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
+
+
+def test_the_staircase_arrow_unchecked_draws_as_when_checked():
+    """annotation_clip=False skips the check that the arrow's end is inside
+    the axes: it always is while the arrow shows."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figures = []
+    for clip in (False, None):
+        fig = Figure(figsize=(8, 3), dpi=96)
+        FigureCanvasAgg(fig)
+        stairs = plots.draw_staircase(fig.add_subplot(), range(1, 7), 1, 1)
+        stairs.jump.set_annotation_clip(clip)
+        figures.append((fig, stairs))
+    rng = np.random.default_rng(8)
+    for priority, counter in [(6, 2**32 - 1), (5, 2**32 - 1), (1, 0)] + [
+            (int(p), int(c)) for p, c in zip(rng.integers(1, 7, 20), rng.integers(0, 2**32, 20))]:
+        pixels = []
+        for fig, stairs in figures:
+            plots.update_staircase(stairs, priority, counter)
+            fig.canvas.draw()
+            pixels.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        assert np.array_equal(*pixels), (priority, counter)
+
+
+def test_a_cell_image_of_several_rows_has_the_pixels_matplotlib_draws():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import ListedColormap
+    from matplotlib.image import AxesImage
+
+    from echomq_viz.fast_artists import CellImage
+
+    codes = np.random.default_rng(3).integers(0, 4, (3, 7))
+    pictures = []
+    for plain in (False, True):
+        fig = Figure(figsize=(3, 2), dpi=80)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        image = CellImage(ax, cmap=ListedColormap(["#000000", "#ff0000", "#00ff00", "#0000ff"]),
+                          interpolation="nearest")
+        image.set_data(codes)
+        image.set_clim(0, 3)
+        image.set_extent((0, 7, 0, 3))
+        ax.add_image(image)
+        if plain:
+            image.__class__ = AxesImage
+        fig.canvas.draw()
+        image.set_data(codes[::-1])
+        fig.canvas.draw()  # the second draw: looked up
+        pictures.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        if not plain:
+            assert image._layout[1] is not None and not image._rows_alike
+    assert np.array_equal(*pictures)

@@ -706,3 +706,32 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         server.stop()
         if restarted is not None:
             restarted.stop()
+
+
+# -- the package: each notebook loads only its own view --------------------------------------
+
+
+def test_a_view_imports_only_its_own_module_and_what_it_needs():
+    import ast
+    import subprocess
+    import sys
+
+    code = ("import sys; from echomq_viz.widgets import HeroView, show_lua; "
+            "print(sorted(m for m in sys.modules if m.startswith('echomq_viz.')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    loaded = ast.literal_eval(run.stdout.strip())
+    assert "echomq_viz.widgets.hero" in loaded and "echomq_viz.widgets.lua_source" in loaded
+    others = ("bands", "comparison", "consume", "designs", "double", "frontier", "inspector", "paths")
+    assert not [m for m in loaded if m.rsplit(".", 1)[-1] in others or m.endswith((".inspection", ".interop"))], loaded
+
+
+def test_every_view_name_resolves_lazily():
+    import echomq_viz.widgets as widgets
+
+    assert sorted(widgets.__all__) == sorted(widgets._WHERE)
+    for name in widgets.__all__:
+        assert getattr(widgets, name).__name__ == name
+    assert set(widgets.__all__) <= set(dir(widgets))
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchView'"):
+        widgets.NoSuchView

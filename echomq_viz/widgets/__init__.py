@@ -18,20 +18,32 @@ Modules: :mod:`.canvas` (the ipympl canvas, figures, blitting), :mod:`.view`
 
 from __future__ import annotations
 
-from .bands import BandsView
-from .comparison import ComparisonView
-from .consume import ConsumeView
-from .designs import DesignsView, PackingView
-from .double import DoubleView
-from .frontier import FrontierView, WrapView
-from .hero import HeroView, hero_figure
-from .inspector import InspectorView
-from .lua_source import show_lua
-from .paths import IncludeGraphView, PathView
-from .view import one_line
+import importlib
+
+# name -> the module that defines it, imported on first use (PEP 562): a
+# notebook loads only its own view's module, not every view's (and theirs).
+_WHERE = {
+    "HeroView": ".hero", "hero_figure": ".hero", "ComparisonView": ".comparison", "ConsumeView": ".consume",
+    "BandsView": ".bands", "FrontierView": ".frontier", "WrapView": ".frontier", "DoubleView": ".double",
+    "InspectorView": ".inspector", "IncludeGraphView": ".paths", "PathView": ".paths",
+    "DesignsView": ".designs", "PackingView": ".designs", "show_lua": ".lua_source", "one_line": ".view",
+}
 
 __all__ = [
     "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "DoubleView",
     "InspectorView", "IncludeGraphView", "PathView", "DesignsView", "PackingView",
     "show_lua", "one_line", "hero_figure",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

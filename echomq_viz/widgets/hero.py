@@ -83,8 +83,11 @@ class HeroView(View):
                                disabled=demo is None, indent=False)
         self.live_result = w.HTML()
         self.live_text = ""
-        self.blitter = Blitter(self.fig, [*plots.staircase_artists(self.stairs),
-                                          *plots.strip_artists(self.strip)])
+        # The bars change only with the priority: a counter drag redraws the dot,
+        # the arrow and the strip on a background that already holds them.
+        self.blitter = Blitter(self.fig, [*plots.staircase_moving_artists(self.stairs),
+                                          *plots.strip_artists(self.strip)],
+                               layer=self.stairs.bars, layer_key=lambda: self.priority.value)
         self.widget = w.VBox([
             self.priority, w.HBox([self.counter, self.counter_box]), self.readout,
             self.fig.canvas, self.caption, self.live, self.live_result, self.status.widget,
