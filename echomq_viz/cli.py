@@ -25,11 +25,9 @@ by deleting what a killed run (``kill -9``) of this user left in the temp folder
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -38,6 +36,7 @@ from typing import Callable, Sequence
 
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
+from .notebook_copies import USER_FOLDER, copy_notebooks, project_checkout, shipped_notebooks
 from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 
 ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
@@ -62,32 +61,6 @@ LAB_QUIET = (
 )
 
 
-USER_FOLDER = "echomq-viz-notebooks"  # the user's copy, made in the current folder
-COPY_RECORD = ".echomq-viz-copied.json"  # in it: name -> sha256 of the file as we last wrote it
-
-
-def _project_checkout(folder: Path) -> bool:
-    """Whether ``folder`` is a checkout of this project (its notebooks are edited in place)."""
-    try:
-        pyproject = (folder / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return (folder / "notebooks").is_dir() and re.search(r'(?m)^name\s*=\s*"echomq-viz"', pyproject) is not None
-
-
-def shipped_notebooks() -> Path:
-    """The notebooks that came with the package: inside it (a wheel), or
-    beside it (a checkout, an editable install)."""
-    package = Path(__file__).resolve().parent
-    if (package / "notebooks").is_dir():
-        return package / "notebooks"
-    if _project_checkout(package.parent):
-        return package.parent / "notebooks"
-    raise SystemExit("echomq-viz: this installation has no notebooks; reinstall it "
-                     "from a wheel built in a clone (python3 -m pip wheel --no-deps -w dist .) "
-                     "or pass --notebooks DIR")
-
-
 def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
     """The notebooks to open: ``chosen``; else a checkout's ``notebooks/``
     (the current folder's, or the one the package runs from); else the user's
@@ -98,59 +71,9 @@ def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str
             raise SystemExit(f"echomq-viz: {chosen} is not a folder")
         return path
     for checkout in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        if _project_checkout(checkout):
+        if project_checkout(checkout):
             return checkout / "notebooks"
     return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say or _say)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def copy_notebooks(source: Path, target: Path, *, say: Callable[[str], None]) -> Path:
-    """Make ``target`` hold the user's own copy of every file in ``source``, and return it.
-
-    A missing file is copied. A file still as we wrote it (its hash is in
-    ``COPY_RECORD``) takes a newer shipped version. A file the user changed
-    is never touched: when a different version ships, one line says so.
-    """
-    try:
-        target.mkdir(mode=0o755, exist_ok=True)
-        record_path = target / COPY_RECORD
-        try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-            record = record if isinstance(record, dict) else {}
-        except (OSError, ValueError):
-            record = {}
-        copied = updated = 0
-        for shipped in sorted(source.iterdir()):
-            if not shipped.is_file() or shipped.name.startswith("."):
-                continue
-            data, mine = shipped.read_bytes(), target / shipped.name
-            current = mine.read_bytes() if mine.is_file() else None
-            if current is None and mine.exists():
-                say(f"{mine} is not a file; left alone")
-                continue
-            if current == data:
-                record[shipped.name] = _digest(data)
-                continue
-            if current is not None and record.get(shipped.name) != _digest(current):
-                if record.get(shipped.name) != _digest(data):  # and a new version ships
-                    say(f"{mine.name} has your edits, kept; this version of echomq-viz ships another: "
-                        f"rename yours to get it")
-                continue
-            partial = mine.with_name(f".{mine.name}.part")
-            partial.write_bytes(data)
-            partial.replace(mine)
-            record[shipped.name] = _digest(data)
-            copied, updated = (copied + 1, updated) if current is None else (copied, updated + 1)
-        record_path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise SystemExit(f"echomq-viz: cannot keep your copy of the notebooks in {target}: "
-                         f"{exc.strerror or exc}; pass --notebooks DIR") from None
-    news = f"; copied {copied}, updated {updated} unedited" if copied or updated else ""
-    say(f"notebooks in {target} (your copy: edits stay yours{news})")
-    return target
 
 
 def _require(module: str, package: str) -> None:
@@ -262,16 +185,20 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    # This run's folder, first on JUPYTER_CONFIG_PATH: it switches the news and
-    # update announcements off, leaving the user's own settings alone.
     with owned_tempdir("echomq-viz-lab-") as run_dir:
-        labconfig = run_dir / "labconfig"
-        labconfig.mkdir()
-        (labconfig / "page_config.json").write_text(json.dumps(
-            {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}))
-        paths = [str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
-        env = {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths), **_public("lab", args, extra, run_dir)}
+        env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
         return _serve([*argv, *extra], env)
+
+
+def quiet_lab_config_path(run_dir: Path) -> str:
+    """``JUPYTER_CONFIG_PATH`` with ``run_dir`` (a run's own folder) first,
+    where a page config switches JupyterLab's news and update announcements
+    off, leaving the user's own settings alone."""
+    labconfig = run_dir / "labconfig"
+    labconfig.mkdir(exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}), encoding="utf-8")
+    return os.pathsep.join([str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))])
 
 
 def app_environment(inspect_any: bool) -> dict[str, str]:

@@ -23,14 +23,14 @@ nothing outlives it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ._voila import TEMPLATE, TEMPLATE_ROOT
-from .cli import LAB_DISABLED_PLUGINS, LAB_QUIET, USER_FOLDER, copy_notebooks, notebooks_dir, shipped_notebooks
+from .cli import LAB_QUIET, notebooks_dir, quiet_lab_config_path
+from .notebook_copies import USER_FOLDER, copy_notebooks, shipped_notebooks
 
 __all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
 
@@ -66,11 +66,5 @@ def singleuser_env(run_dir: Path) -> dict[str, str]:
     """What the server gets besides ``REDIS_URL``: the echomq-viz Voila
     template on its path, and ``run_dir`` (this run's own folder) first on
     its config path, switching JupyterLab's news announcements off there."""
-    labconfig = run_dir / "labconfig"
-    labconfig.mkdir(exist_ok=True)
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}), encoding="utf-8")
-    env = {}
-    for name, first in (("JUPYTER_PATH", TEMPLATE_ROOT), ("JUPYTER_CONFIG_PATH", run_dir)):
-        env[name] = os.pathsep.join([str(first), *filter(None, os.environ.get(name, "").split(os.pathsep))])
-    return env
+    paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    return {"JUPYTER_PATH": os.pathsep.join(paths), "JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir)}

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.cli import COPY_RECORD, USER_FOLDER, copy_notebooks, notebooks_dir
+from echomq_viz.cli import notebooks_dir
+from echomq_viz.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
 from echomq_viz.server import RedisServer, free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[1]
