@@ -756,20 +756,9 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.pause <= 600:
         parser.error(f"--pause must be in 0..600, got {args.pause:g}")
     results = bench_classroom(args.sessions, args.ramp, args.seconds, pause_s=args.pause)
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        if key == "classroom_steps":
-            continue
-        goal = GOALS.get(key)
-        verdict = ""
-        if goal and isinstance(value, (int, float)):
-            op, target = goal
-            met = value <= target if op == "<=" else value >= target
-            verdict = f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
-        print(f"{key:<{width}}  {value}{verdict}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    from report import print_results  # a neighbour: benchmarks/ is sys.path[0] when this runs
+
+    print_results(results, GOALS, args.json)
     return 0
 
 

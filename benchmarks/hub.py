@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import classroom  # noqa: E402  (benchmarks/ on sys.path)
+from report import print_results  # noqa: E402
 from echomq_viz.export import ExportError, _slug, cache_root, one_process_at_a_time  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
@@ -462,14 +463,6 @@ def _bounded(kind: type, low: float, high: float):
     return parse
 
 
-def _goal_note(key: str, value) -> str:
-    if key not in GOALS or not isinstance(value, (int, float)):
-        return ""
-    op, target = GOALS[key]
-    met = value <= target if op == "<=" else value >= target
-    return f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=_bounded(int, 1, 200), default=20, help="students (1..200, default 20)")
@@ -480,10 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = parser.parse_args(argv)
     results = bench_hub(args.sessions, args.seconds, shared_redis=args.shared_redis, compare=not args.no_compare)
-    print("\n".join(f"{key:<24}  {value}{_goal_note(key, value)}" for key, value in results.items()))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    print_results(results, GOALS, args.json)
     return 0
 
 

@@ -44,6 +44,7 @@ from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
 from profile_slider import profile_slider  # noqa: E402
+from report import print_results  # noqa: E402
 
 GOALS = {
     "slider_update_p50_ms": ("<=", 16), "slider_update_p95_ms": ("<=", 33),
@@ -446,19 +447,7 @@ def main(argv: list[str] | None = None, *, parts: dict[str, Callable[[bool], dic
         results = {**kept, **fresh,
                    "updated": f"{results['when']}: {' '.join(args.only)}{' (quick)' if quick else ''}"}
     out.write_text(json.dumps(results, indent=2) + "\n")
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        goal = GOALS.get(key)
-        verdict = ""
-        if goal and isinstance(value, (int, float)) and not isinstance(value, bool):
-            op, target = goal
-            met = value <= target if op == "<=" else value >= target
-            verdict = f"  goal {op} {target:g}: {'met' if met else 'MISSED'}"
-        elif goal:
-            verdict = "  not measured here"
-        if key == "classroom_steps":  # one row per ramp step: classroom.py prints them as a table
-            continue
-        print(f"{key:<{width}}  {value}{verdict}")
+    print_results(results, GOALS)
     print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     if failed:
         print(f"missed: {', '.join(failed)} failed (see {', '.join(f'{name}_error' for name in failed)})",
