@@ -59,7 +59,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import classroom  # noqa: E402  (benchmarks/ on sys.path)
 from report import print_results  # noqa: E402
-from echomq_viz.export import ExportError, _slug, cache_root, one_process_at_a_time  # noqa: E402
+from echomq_viz.export import ExportError, _slug, cache_root, one_process_at_a_time, run_npm  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 PROXY = "configurable-http-proxy@4"  # npm: the proxy JupyterHub starts in front of itself and the servers
@@ -91,11 +91,10 @@ def proxy_command(cache_dir: Path | None = None, *, log: Callable[[str], None] =
             if npm is None:
                 raise ExportError("npm is needed once, to fetch configurable-http-proxy (apt-get install npm)")
             log(f"fetching {PROXY} with npm install into {folder}")
-            result = subprocess.run([npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
-                                     "--omit=dev", PROXY], capture_output=True, text=True, check=False)
-            if result.returncode != 0 or not binary.is_file():
-                tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-                raise ExportError(f"npm install {PROXY} failed: {tail}")
+            run_npm(npm, ["install", "--prefix", str(folder), "--no-audit", "--no-fund", "--omit=dev", PROXY],
+                    cwd=folder, what=f"npm install {PROXY}")
+            if not binary.is_file():
+                raise ExportError(f"npm install {PROXY} failed: it wrote no {binary.name}")
     return [str(binary)]
 
 

@@ -47,7 +47,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
-__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "fetch_js_assets",
+__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "run_npm", "fetch_js_assets",
            "ipympl_bundle", "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
            "SNAPSHOT_NOTICE_HTML"]
 
@@ -200,23 +200,29 @@ def _cached_or_fetched(asset: JsAsset, folder: Path, log: Callable[[str], None])
     return targets
 
 
+def run_npm(npm: str, args: Sequence[str], *, cwd: Path, what: str,
+            error: type[Exception] = ExportError) -> str:
+    """``npm <args>`` in ``cwd``, its standard output; a failure raises
+    ``error`` saying ``what`` failed, with npm's last three lines."""
+    result = subprocess.run([npm, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
+        raise error(f"{what} failed: {tail}")
+    return result.stdout
+
+
 def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise ExportError("npm is needed once, to fetch the widget JavaScript from the npm registry "
                           "(install Node.js, e.g. apt-get install npm)")
     log(f"fetching {spec} with npm pack into {folder}")
-    result = subprocess.run(
-        [npm, "pack", spec, "--json", "--ignore-scripts", "--pack-destination", str(folder)],
-        cwd=folder, capture_output=True, text=True, check=False,
-    )
-    if result.returncode != 0:
-        tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-        raise ExportError(f"npm pack {spec} failed: {tail}")
+    out = run_npm(npm, ["pack", spec, "--json", "--ignore-scripts", "--pack-destination", str(folder)],
+                  cwd=folder, what=f"npm pack {spec}")
     try:
-        filename = json.loads(result.stdout)[0]["filename"]
+        filename = json.loads(out)[0]["filename"]
     except (ValueError, LookupError, TypeError):
-        raise ExportError(f"npm pack {spec}: unexpected output {result.stdout[:200]!r}") from None
+        raise ExportError(f"npm pack {spec}: unexpected output {out[:200]!r}") from None
     # npm names scoped tarballs "scope-name-1.2.3.tgz"
     tarball = folder / filename.replace("@", "").replace("/", "-")
     if not tarball.is_file():

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ..export import cache_root, one_process_at_a_time
+from ..export import cache_root, one_process_at_a_time, run_npm
 
 __all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER"]
 
@@ -48,11 +48,8 @@ def install_node_packages(cache_dir: Path | None = None) -> Path:
         if not done.is_file():
             for name in ("package.json", "package-lock.json"):
                 shutil.copyfile(PACKAGE / name, folder / name)
-            result = subprocess.run([shutil.which("npm"), "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-                                    cwd=folder, capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-                raise NodeMissing(f"npm ci of the Node peers failed: {tail}")
+            run_npm(shutil.which("npm"), ["ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=folder,
+                    what="npm ci of the Node peers", error=NodeMissing)
             done.write_text("ok\n")
     return folder
 
