@@ -21,7 +21,8 @@ from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, c
 from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
-from echomq_viz.peers.workload import fifo_breaks, key_shape, slot_count, tier_breaks
+from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
+from echomq_viz.peers.table import slot_text
 
 ORDER = ("packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey")
 
@@ -52,6 +53,8 @@ def test_key_shape_and_slots():
     assert key_shape("job:1450f0af-945c-48bb-aa28-2151632367fb", "") == "job:<id>"
     assert key_shape("emq:{q}:17", "emq:{q}:") == "<id>"
     assert slot_count(["{a}x", "{a}y"]) == 1 and slot_count(["a:x", "b:y", "c:z"]) > 1
+    assert is_job_key("emq:{q@o}:job:1450f0af-945c-48bb-aa28-2151632367fb") and is_job_key("emq:{q@o}:7")
+    assert not is_job_key("emq:{q@o}:queue:high") and not is_job_key("emq:{q@o}:id")
 
 
 def test_bad_workloads_are_refused():
@@ -222,6 +225,10 @@ def test_rq_worker_asks_its_queues_in_order(observed):
     assert {shape for (shape, _) in rq.key_layout()} == {"job:<id>", "queue:high", "queue:mid", "queue:low",
                                                            "queues"}
     assert not rq.pop.atomic and not rq.add.atomic and rq.slots_default > 1
+    # RQ's job ids are random UUIDs: the count shown is of the queue's own keys, the same every run
+    queue_keys = ["rq:queue:high", "rq:queue:mid", "rq:queue:low", "rq:queues"]
+    assert rq.job_keys and rq.queue_slots_default == slot_count(queue_keys)
+    assert slot_text(rq) == f"no (queue keys in {slot_count(queue_keys)} slots, each job's key apart)"
 
 
 @pytest.mark.slow

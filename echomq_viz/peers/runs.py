@@ -8,7 +8,7 @@ from typing import Sequence
 
 from .base import Peer
 from .observe import CommandLog, OpSummary, key_types, summarize, write_commands
-from .workload import WorkJob, correct_order, fifo_breaks, key_shape, slot_count, tier_breaks
+from .workload import WorkJob, correct_order, fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
 __all__ = ["PeerRun", "observe", "observe_all", "LEVELS_TRIED"]
 
@@ -31,6 +31,8 @@ class PeerRun:
     pop: OpSummary
     slots_configured: int  # hash slots of the keys as configured here
     slots_default: int  # hash slots of the same keys under the library's default names
+    queue_slots_default: int  # the same for the queue's own keys, every job's key set aside
+    job_keys: bool  # whether each job has a key of its own (named by its id)
     default_names: str
     levels: str
     levels_kept: int  # of LEVELS_TRIED levels, added worst first, how many came out apart
@@ -105,6 +107,8 @@ def observe(peer: Peer, jobs: Sequence[WorkJob]) -> PeerRun:
         tier_means=peer.tier_means, jobs=tuple(jobs), order=tuple(order), keys=keys,
         add=summarize(log.operations, "add", writes), pop=summarize(log.operations, "pop", writes),
         slots_configured=slot_count(keys), slots_default=slot_count(peer.default_key(k) for k in keys),
+        queue_slots_default=slot_count(peer.default_key(k) for k in keys if not is_job_key(k)),
+        job_keys=any(is_job_key(k) for k in keys),
         default_names=peer.default_names, levels=peer.levels, levels_kept=levels_kept,
         operations=tuple((op.kind, tuple((line.name, line.in_script, line.text) for line in op.lines))
                          for op in log.operations),

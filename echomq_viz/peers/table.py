@@ -49,7 +49,12 @@ def keys_text(run: PeerRun) -> str:
 
 
 def slot_text(run: PeerRun) -> str:
-    return "yes" if run.slots_default == 1 else f"no ({run.slots_default} slots)"
+    # Job ids may be random (RQ's are UUIDs), so only the queue's own keys give a count that
+    # is the same on every run.
+    if run.slots_default == 1:
+        return "yes"
+    jobs = ", each job's key apart" if run.job_keys else ""
+    return f"no (queue keys in {run.queue_slots_default} slots{jobs})"
 
 
 def details(run: PeerRun) -> str:
@@ -68,8 +73,8 @@ def details(run: PeerRun) -> str:
         layout,
         f"commands per add: {commands_text(run.add)}  ({', '.join(run.add.names)}); atomic: {atomic_text(run.add)}",
         f"commands per pop: {commands_text(run.pop)}  ({', '.join(run.pop.names)}); atomic: {atomic_text(run.pop)}",
-        f"hash slots: {run.slots_configured} as configured here; {run.slots_default} with the library's "
-        f"default names ({run.default_names})",
+        f"hash slots: {run.slots_configured} as configured here; with the library's default names "
+        f"({run.default_names}): {slot_text(run)}",
     ])
 
 

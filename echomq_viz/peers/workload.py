@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 from ..checks import check_int
 
 __all__ = ["WorkJob", "TIERS", "JOBS_PER_TIER", "SEED", "workload", "correct_order", "fifo_breaks",
-           "tier_breaks", "key_shape", "slot_count"]
+           "tier_breaks", "key_shape", "is_job_key", "slot_count"]
 
 TIERS = (1, 2, 3)
 JOBS_PER_TIER = 8
@@ -82,6 +82,11 @@ def key_shape(key: str, prefix: str) -> str:
     the same shape for every job's key."""
     rest = key[len(prefix):] if key.startswith(prefix) else key
     return ":".join("<id>" if _ID_PART.match(part) else part for part in rest.split(":"))
+
+
+def is_job_key(key: str) -> bool:
+    """Whether ``key`` is one job's own key, named by the job's id."""
+    return "<id>" in key_shape(key, "").split(":")
 
 
 def slot_count(keys: Iterable[str]) -> int:
