@@ -3,6 +3,9 @@ figure redraws them on every slider move (the hero figure).
 
 - :class:`CellImage`: an image of a few colour codes drawn nearest-neighbour
   (the 64-bit strip), where matplotlib resamples all its columns every time.
+- :class:`SlidingArrow`: an arrow that keeps its length and direction on
+  screen as it moves (the hero's jump one tier up), where matplotlib finds
+  its shrunk ends and its head by bisection on every draw.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import cbook
 from matplotlib.image import AxesImage
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
 
-__all__ = ["CellImage"]
+__all__ = ["CellImage", "SlidingArrow"]
 
 
 def _as_data(values: np.ndarray) -> np.ndarray:
@@ -80,3 +85,34 @@ class CellImage(AxesImage):
         self._rows_alike = bool((cells == cells[0]).all())  # one data row: every pixel row the same
         return cells, np.ascontiguousarray(colours, dtype=np.uint8), x, y, trans
 
+
+
+class SlidingArrow(FancyArrowPatch):
+    """A ``FancyArrowPatch`` from ``posA`` to ``posB`` whose shape is found
+    once per screen vector between its ends and then only moved.
+
+    The shape (the ends shrunk, the head) depends on where the ends are only
+    through that vector, so an arrow that slides keeps it: matplotlib's own
+    shape, found for the first position, shifted to each next one. It is
+    found again whenever anything it depends on changes (the vector to a
+    millionth of a pixel, the dpi, the style, the width, the shrinks).
+    """
+
+    _shape: tuple | None = None  # (key, tail, [(vertices, codes)], fillable) of matplotlib's own shape
+
+    def _get_path_in_displaycoord(self):
+        if self._posA_posB is None or self.patchA is not None or self.patchB is not None:
+            return super()._get_path_in_displaycoord()
+        ends = self.get_transform().transform([self._convert_xy_units(p) for p in self._posA_posB])
+        tail, vector = ends[0], ends[1] - ends[0]
+        key = (*np.round(vector, 6), self._dpi_cor, self.get_mutation_scale(), self.get_mutation_aspect(),
+               self.get_linewidth(), self.shrinkA, self.shrinkB, id(self.get_arrowstyle()),
+               id(self.get_connectionstyle()))
+        if self._shape is None or self._shape[0] != key:
+            paths, fillable = super()._get_path_in_displaycoord()
+            if not np.iterable(fillable):  # one path, as draw() takes it too
+                paths, fillable = [paths], [fillable]
+            self._shape = (key, [(path.vertices - tail, path.codes) for path in paths], fillable)
+            return paths, fillable
+        _, parts, fillable = self._shape
+        return [Path(vertices + tail, codes) for vertices, codes in parts], fillable

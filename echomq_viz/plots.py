@@ -24,7 +24,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .checks import check_int
 from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
-from .fast_artists import CellImage
+from .fast_artists import CellImage, SlidingArrow
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
@@ -133,10 +133,12 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
         ax.add_patch(bar)
         bars.append(bar)
     (marker,) = ax.plot([], [], "o", ms=11, mfc="white", mec="black", mew=2, zorder=5)
-    # annotation_clip=False: the arrow ends inside the axes whenever it is shown,
-    # so the check for it (on every draw) is skipped
-    jump = ax.annotate("", xy=(0, 0), xytext=(0, 0), annotation_clip=False,
-                       arrowprops=dict(arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR, shrinkA=7))
+    # What ax.annotate("", ...) with these arrowprops draws (its mutation scale is
+    # the empty text's size), unclipped as an annotation is, above the bars.
+    jump = SlidingArrow((0, 0), (0, 0), arrowstyle="->", lw=1.6, color=TIER_BITS_COLOR, shrinkA=7,
+                        mutation_scale=10, zorder=3)
+    ax.add_patch(jump)
+    jump.set_clip_on(False)
     ax.text(0.01, 0.97, "arrow: the same counter one priority up, +0x100000000", transform=ax.transAxes,
             color=TIER_BITS_COLOR, fontsize=9, va="top")
     ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
@@ -160,8 +162,7 @@ def update_staircase(stairs: Staircase, priority: int, counter: int) -> None:
             bar.set_alpha(alpha)
     nxt = priority + 1
     stairs.jump.set_visible(nxt < stairs.priorities.stop)
-    stairs.jump.xy = (nxt, y + 1)  # the arrow head: the same counter, one tier up
-    stairs.jump.set_position((priority, y))  # from the dot
+    stairs.jump.set_positions((priority, y), (nxt, y + 1))  # from the dot to the same counter one tier up
 
 
 def staircase_artists(stairs: Staircase) -> list:

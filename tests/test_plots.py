@@ -75,27 +75,40 @@ def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
     assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
 
 
-def test_the_staircase_arrow_unchecked_draws_as_when_checked():
-    """annotation_clip=False skips the check that the arrow's end is inside
-    the axes: it always is while the arrow shows."""
+def test_the_sliding_arrow_draws_what_matplotlib_draws_at_every_position():
+    """SlidingArrow finds its shape once and moves it: the pixels are those of
+    matplotlib's own FancyArrowPatch, found afresh for every position,
+    through priority and counter moves, a change of size and a change of style."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.patches import FancyArrowPatch
+
+    from echomq_viz.fast_artists import SlidingArrow
 
     figures = []
-    for clip in (False, None):
+    for kind in (SlidingArrow, FancyArrowPatch):
         fig = Figure(figsize=(8, 3), dpi=96)
         FigureCanvasAgg(fig)
         stairs = plots.draw_staircase(fig.add_subplot(), range(1, 7), 1, 1)
-        stairs.jump.set_annotation_clip(clip)
+        stairs.jump.__class__ = kind
         figures.append((fig, stairs))
     rng = np.random.default_rng(8)
-    for priority, counter in [(6, 2**32 - 1), (5, 2**32 - 1), (1, 0)] + [
-            (int(p), int(c)) for p, c in zip(rng.integers(1, 7, 20), rng.integers(0, 2**32, 20))]:
+    moves = [(6, 2**32 - 1), (5, 2**32 - 1), (1, 0)] + [
+        (int(p), int(c)) for p, c in zip(rng.integers(1, 7, 40), rng.integers(0, 2**32, 40))]
+    for step, (priority, counter) in enumerate(moves):
+        if step == 20:
+            for fig, stairs in figures:
+                fig.set_size_inches(6, 4)
+        if step == 30:
+            for fig, stairs in figures:
+                stairs.jump.set_arrowstyle("-|>", head_length=0.6)
         pixels = []
         for fig, stairs in figures:
             plots.update_staircase(stairs, priority, counter)
             fig.canvas.draw()
             pixels.append(np.asarray(fig.canvas.buffer_rgba()).copy())
-        assert np.array_equal(*pixels), (priority, counter)
+        assert np.array_equal(*pixels), (step, priority, counter)
+    assert figures[0][1].jump._shape is not None  # it did slide a shape found before
+
 
 
 def test_a_cell_image_of_several_rows_has_the_pixels_matplotlib_draws():
