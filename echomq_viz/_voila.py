@@ -1,7 +1,8 @@
 """Voila as ``echomq-viz app`` runs it: with its binary-frame reader bounded,
 the ``echomq-viz`` template, Voila's ``lab`` one with a name for every
-slider handle (ipywidgets gives noUiSlider's handles none), and with
-``--public``'s token (see :mod:`echomq_viz.exposure`).
+slider handle (ipywidgets gives noUiSlider's handles none), with
+``--public``'s token (see :mod:`echomq_viz.exposure`), and with less work per
+kernel message (:mod:`echomq_viz._app_server`).
 
 Voila 0.5 reads the header of every binary message it sends to a page as if
 the frame used the v1 websocket protocol: the first 8 bytes are taken as a
@@ -53,13 +54,16 @@ def main() -> None:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
     if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):
         sys.argv.append(f"--template={TEMPLATE}")
+    if not any(arg.startswith("--VoilaConfiguration.multi_kernel_manager_class") for arg in sys.argv[1:]):
+        sys.argv.append("--VoilaConfiguration.multi_kernel_manager_class=echomq_viz._app_server.AppKernelManager")
     sys.argv += token_options("--Voila.token")  # echomq-viz app --public: in here, not on the exec'd command line
 
-    from voila.app import main as voila_main
     from voila.tornado import kernel_websocket_handler
 
+    from ._app_server import AppVoila
+
     kernel_websocket_handler.read_header_from_binary_message = read_v1_header
-    voila_main()
+    AppVoila.launch_instance()
 
 
 if __name__ == "__main__":
