@@ -27,7 +27,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.interop`       the stock BullMQ client, from plain functions
 - :mod:`echomq_viz.colours`       the tier colours, apart for colour-blind readers too
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
-- :mod:`echomq_viz.fast_artists`  artists drawn for less on every slider move (the hero's bit strip)
+- :mod:`echomq_viz.fast_artists`  artists drawn for less on every slider move (the hero's bit strip and arrow)
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.peers`         the queue libraries people run, beside the packed score (a package, notebook 10)
@@ -37,6 +37,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.notebook_copies` the user's own copy of the shipped notebooks, edits kept
 - :mod:`echomq_viz.hub`           ``echomq-viz singleuser``: a student's server on a JupyterHub
 - :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded
+- :mod:`echomq_viz._app_server`   (private) the app's server: a cheaper activity watcher, no dropped debug records
 - :mod:`echomq_viz._jupyterlab`   (private) JupyterLab as ``lab`` runs it, without a false warning
 - :mod:`echomq_viz._app_kernel`   (private) the app's kernels: ipykernel without its debugger
 - :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
