@@ -86,7 +86,6 @@ class CellImage(AxesImage):
         return cells, np.ascontiguousarray(colours, dtype=np.uint8), x, y, trans
 
 
-
 class SlidingArrow(FancyArrowPatch):
     """A ``FancyArrowPatch`` from ``posA`` to ``posB`` whose shape is found
     once per screen vector between its ends and then only moved.
@@ -98,7 +97,7 @@ class SlidingArrow(FancyArrowPatch):
     millionth of a pixel, the dpi, the style, the width, the shrinks).
     """
 
-    _shape: tuple | None = None  # (key, tail, [(vertices, codes)], fillable) of matplotlib's own shape
+    _shape: tuple | None = None  # (key, [(vertices from the tail, codes)], fillable): matplotlib's own shape
 
     def _get_path_in_displaycoord(self):
         if self._posA_posB is None or self.patchA is not None or self.patchB is not None:
