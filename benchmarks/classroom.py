@@ -156,6 +156,16 @@ class Record:
         self.crosstalk.append((time.monotonic(), f"student {student}: {what}"))
 
 
+
+def _page_says(page: str) -> str:
+    """What a page without a kernel shows instead: its title and first words, on one line."""
+    title = re.search(r"<title>(.*?)</title>", page, re.S)
+    text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]+>", " ", page, flags=re.S | re.I)
+    words = " ".join(html.unescape(text).split())
+    return f"{len(page):,} bytes; title {html.unescape(title.group(1)).strip()!r}; text {words[:160]!r}" if title \
+        else f"{len(page):,} bytes; text {words[:160]!r}"
+
+
 class StudentGone(Exception):
     """A student cannot go on (page failed, websocket closed); already recorded."""
 
@@ -191,7 +201,7 @@ class Student:
         kernel = re.search(r'"kernelId": "([0-9a-f-]+)"', page)
         root = re.search(r'"model_id": "([0-9a-f]+)"', page)
         if kernel is None or root is None:
-            self._gone("page: no kernel id or no hero widget in it")
+            self._gone(f"page: no kernel id or no hero widget in it ({_page_says(page)})")
         if "application/vnd.jupyter.stderr" in page:
             self.record.error(self.number, "page: the notebook printed an error")
         self.kernel_id = kernel.group(1)

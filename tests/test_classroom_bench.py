@@ -77,6 +77,15 @@ def test_results_that_are_not_the_students_own_are_crosstalk(second, why):
     assert len(record.crosstalk) == 1 and why in record.crosstalk[0][1]
 
 
+def test_a_page_without_a_kernel_says_what_it_showed_instead():
+    page = ("<html><head><title>Voila: 01-one-score-two-keys</title><style>p {}</style>"
+            "<script>var kernelId;</script></head><body><h2>Kernel error</h2><p>Timeout &amp; gone</p></body></html>")
+    said = classroom._page_says(page)
+    assert "title 'Voila: 01-one-score-two-keys'" in said and "Kernel error Timeout & gone" in said
+    assert "var kernelId" not in said and "p {}" not in said
+    assert classroom._page_says("") == "0 bytes; text ''"
+
+
 @pytest.mark.slow
 def test_two_students_on_a_real_app():
     results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None)
