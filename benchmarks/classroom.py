@@ -158,12 +158,13 @@ class Record:
 
 
 def _page_says(page: str) -> str:
-    """What a page without a kernel shows instead: its title and first words, on one line."""
+    """What a page without a kernel shows instead: its title, first and last words, on one line."""
     title = re.search(r"<title>(.*?)</title>", page, re.S)
     text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]+>", " ", page, flags=re.S | re.I)
     words = " ".join(html.unescape(text).split())
-    return f"{len(page):,} bytes; title {html.unescape(title.group(1)).strip()!r}; text {words[:160]!r}" if title \
-        else f"{len(page):,} bytes; text {words[:160]!r}"
+    shown = words if len(words) <= 320 else f"{words[:120]} … {words[-200:]}"  # a failed cell shows last
+    return f"{len(page):,} bytes; title {html.unescape(title.group(1)).strip()!r}; text {shown!r}" if title \
+        else f"{len(page):,} bytes; text {shown!r}"
 
 
 class StudentGone(Exception):
