@@ -156,7 +156,6 @@ class Record:
         self.crosstalk.append((time.monotonic(), f"student {student}: {what}"))
 
 
-
 def _page_says(page: str) -> str:
     """What a page without a kernel shows instead: its title, first and last words, on one line."""
     title = re.search(r"<title>(.*?)</title>", page, re.S)
