@@ -137,6 +137,7 @@ def _redis_watch(server: RedisServer | None) -> Callable[[], bool] | None:
             for line in news:
                 _say(line)
             return True
+        news += server.events()  # it may have said why between the read above and its exit
         _say(f"{news[-1] if news else 'the embedded redis-server is gone'}; stopping")
         return False
 

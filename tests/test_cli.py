@@ -492,6 +492,26 @@ def test_redis_says_in_one_line_when_its_server_stays_dead(tmp_path):
     assert len(lines) == 6
 
 
+def test_the_watch_says_why_redis_died_even_when_it_spoke_after_the_first_look(monkeypatch, capsys):
+    # The race CI once met: the watch looked (nothing yet), the supervisor then wrote "died" and exited.
+    from echomq_viz.cli import _redis_watch
+
+    with RedisServer(restarts=0) as server:
+        pid = server.pid
+        os.kill(pid, signal.SIGKILL)
+        server._supervisor.wait(20)  # it has said "died" and gone
+        real_events, looks = server.events, []
+
+        def events():  # the first look saw nothing; later ones read the pipe
+            looks.append(1)
+            return [] if len(looks) == 1 else real_events()
+
+        monkeypatch.setattr(server, "events", events)
+        assert _redis_watch(server)() is False
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == [f"echomq-viz: redis-server (pid {pid}) was killed by signal 9; stopping"]
+
+
 # -- what a killed run leaves, the next run deletes ----------------------------------------------------
 
 
