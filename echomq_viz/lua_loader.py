@@ -17,7 +17,9 @@ Reads files only; :mod:`echomq_viz.scripts` runs what it assembles.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -142,14 +144,43 @@ class LuaScript:
 _HEADER_KEY = re.compile(r"KEYS\[(\d+)\]\s+'(\w+)'")
 
 
+# Assembled sets by what they were assembled from: every view and test
+# builds a ScriptAPI, and assembling resolves each include path afresh.
+_ASSEMBLED: "OrderedDict[bytes, dict[str, LuaScript]]" = OrderedDict()
+_ASSEMBLED_KEEP = 8
+
+
+def _fingerprint(lua_dir: Path) -> bytes:
+    """A digest of every Lua file an assembly in ``lua_dir`` can read (its
+    names and bytes): equal digests assemble to the same scripts."""
+    digest = hashlib.blake2b(str(lua_dir.resolve()).encode(), digest_size=20)
+    for path in sorted(lua_dir.rglob("*.lua")):
+        data = path.read_bytes()
+        digest.update(b"\0%s\0%d\0" % (path.relative_to(lua_dir).as_posix().encode(), len(data)))
+        digest.update(data)
+    return digest.digest()
+
+
 def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
     """Assemble every ``verbNoun-N.lua`` in ``lua_dir``, keyed by command name.
 
     Each header must list ``KEYS[1]..KEYS[N]`` in order, each with its key
     type in quotes (``KEYS[4] 'prioritized'``); that list is the script's
-    key contract.
+    key contract. A set assembled before from the same files is reused.
     """
     lua_dir = Path(lua_dir)
+    fingerprint = _fingerprint(lua_dir)
+    if fingerprint in _ASSEMBLED:
+        _ASSEMBLED.move_to_end(fingerprint)
+        return dict(_ASSEMBLED[fingerprint])
+    scripts = _assemble_all(lua_dir)
+    _ASSEMBLED[fingerprint] = scripts
+    while len(_ASSEMBLED) > _ASSEMBLED_KEEP:
+        _ASSEMBLED.popitem(last=False)
+    return dict(scripts)
+
+
+def _assemble_all(lua_dir: Path) -> dict[str, LuaScript]:
     scripts: dict[str, LuaScript] = {}
     for path in sorted(lua_dir.glob("*.lua")):
         match = _SCRIPT_NAME.match(path.name)

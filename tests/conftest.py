@@ -223,8 +223,9 @@ def not_redis_server() -> Iterator[int]:
 # -- the slow marks, and the order under pytest-xdist ---------------------------------------------
 
 # Fixtures that make every test using them slow: test_cluster.py's ``cluster``
-# forms a real 3-master Redis Cluster per server kind (seconds of gossip).
-SLOW_FIXTURES = {"cluster"}
+# forms a real 3-master Redis Cluster per server kind (seconds of gossip);
+# test_packaging.py's ``wheel`` builds the wheel with pip (about five seconds).
+SLOW_FIXTURES = {"cluster", "wheel"}
 
 
 @pytest.hookimpl(hookwrapper=True)

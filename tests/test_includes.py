@@ -227,6 +227,24 @@ def test_load_scripts_reads_name_and_key_count(tmp_path):
     assert func("helper") in script.source and "@include" not in script.source
 
 
+def test_load_scripts_reassembles_after_any_edit_and_reuses_an_unchanged_set(tmp_path):
+    helper = lua(tmp_path, "includes/helper.lua", func("helper"))
+    lua(tmp_path, "doThing-1.lua", inc("includes/helper"), "return helper()", header="KEYS[1] 'wait'")
+    first = load_scripts(tmp_path)
+    again = load_scripts(tmp_path)
+    assert again == first and again is not first  # the caller's dict is its own
+    again.clear()
+    assert set(load_scripts(tmp_path)) == {"doThing"}
+
+    helper.write_text(helper.read_text().replace("'helper'", "'edited'"))  # same size, same second
+    assert "return 'edited'" in load_scripts(tmp_path)["doThing"].source
+    lua(tmp_path, "doOther-1.lua", "return 2", header="KEYS[1] 'pc'")
+    assert set(load_scripts(tmp_path)) == {"doThing", "doOther"}
+    helper.unlink()
+    with pytest.raises(LuaIncludeError, match="missing include 'includes/helper'"):
+        load_scripts(tmp_path)
+
+
 @pytest.mark.parametrize("name", ["badname.lua", "foo.lua", "Foo-1.lua", "foo-x.lua", "foo_bar-1.lua"])
 def test_load_scripts_refuses_bad_file_names(tmp_path, name):
     lua(tmp_path, name, "return 1", header="KEYS[1] 'wait'")

@@ -100,6 +100,7 @@ def test_empty_queue_needs_no_worker(r, redis_server, ctx):
     assert_no_bullmq_left(r)
 
 
+@pytest.mark.slow  # waits out its 3 s timeout
 def test_a_worker_that_cannot_finish_times_out_and_is_closed(r, scripts, redis_server, ctx):
     scripts.add_prioritized_job(ctx, "only", {}, 4)
     started = time.monotonic()

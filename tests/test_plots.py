@@ -75,6 +75,7 @@ def test_the_strip_image_uses_its_lookup_and_falls_back_where_colours_blend(ax):
     assert np.array_equal(_strip_pixels(2, 77, plain=False, **blended), _strip_pixels(2, 77, plain=True, **blended))
 
 
+@pytest.mark.slow  # 43 positions, each drawn twice: about five seconds
 def test_the_sliding_arrow_draws_what_matplotlib_draws_at_every_position():
     """SlidingArrow finds its shape once and moves it: the pixels are those of
     matplotlib's own FancyArrowPatch, found afresh for every position,
