@@ -141,7 +141,10 @@ def main() -> int:
             _say(f"restarted {proc.pid} {old} {reason}")
     finally:
         if proc is not None and proc.poll() is None:
-            proc.terminate()
+            if config.get("keep_dir"):
+                proc.terminate()  # a folder that stays may want its data saved
+            else:
+                proc.kill()  # its folder goes next; SIGTERM would wait up to a cron tick (100 ms) for nothing
             try:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
