@@ -245,6 +245,13 @@ def test_load_scripts_reassembles_after_any_edit_and_reuses_an_unchanged_set(tmp
         load_scripts(tmp_path)
 
 
+def test_load_scripts_gives_paths_under_the_folder_as_named(tmp_path, monkeypatch):
+    lua(tmp_path / "set", "doThing-1.lua", "return 1", header="KEYS[1] 'wait'")
+    monkeypatch.chdir(tmp_path)
+    assert load_scripts("set")["doThing"].path == Path("set/doThing-1.lua")
+    assert load_scripts(tmp_path / "set")["doThing"].path == tmp_path / "set" / "doThing-1.lua"
+
+
 @pytest.mark.parametrize("name", ["badname.lua", "foo.lua", "Foo-1.lua", "foo-x.lua", "foo_bar-1.lua"])
 def test_load_scripts_refuses_bad_file_names(tmp_path, name):
     lua(tmp_path, name, "return 1", header="KEYS[1] 'wait'")
