@@ -375,7 +375,10 @@ def bench_test_suite() -> dict:
     quick, quick_tail, quick_exit = _timed_pytest("-m", "not slow")
     return {"test_suite_s": whole, "test_suite_result": whole_tail, "test_suite_exit": whole_exit,
             "test_quick_s": quick, "test_quick_result": quick_tail,
-            "test_quick_exit": quick_exit}
+            "test_quick_exit": quick_exit,
+            # Python's default; PYTHONDONTWRITEBYTECODE makes every process (pytest's
+            # rewritten test modules, each kernel) compile our modules again
+            "test_bytecode_cached": not os.environ.get("PYTHONDONTWRITEBYTECODE")}
 
 
 # Each part: name -> a function of ``quick`` returning its figures. One that raises is
