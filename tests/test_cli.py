@@ -493,7 +493,7 @@ def test_redis_says_in_one_line_when_its_server_stays_dead(tmp_path):
 
 
 def test_the_watch_says_why_redis_died_even_when_it_spoke_after_the_first_look(monkeypatch, capsys):
-    # The race CI once met: the watch looked (nothing yet), the supervisor then wrote "died" and exited.
+    # The race: the watch looks (nothing yet), then the supervisor writes "died" and exits.
     from echomq_viz.cli import _redis_watch
 
     with RedisServer(restarts=0) as server:
