@@ -17,10 +17,9 @@ Reads files only; :mod:`echomq_viz.scripts` runs what it assembles.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -145,18 +144,10 @@ class LuaScript:
 _HEADER_KEY = re.compile(r"KEYS\[(\d+)\]\s+'(\w+)'")
 
 
-# Assembled sets by what they were assembled from: every view and test
-# builds a ScriptAPI, and assembling resolves each include path afresh.
-_ASSEMBLED: "OrderedDict[bytes, dict[str, LuaScript]]" = OrderedDict()
-_ASSEMBLED_KEEP = 8
-_ASSEMBLED_LOCK = threading.Lock()
-
-
 def _fingerprint(lua_dir: Path) -> bytes:
     """A digest of every Lua file an assembly in ``lua_dir`` can read (its
     names and bytes): equal digests assemble to the same scripts."""
-    # The folder as given (the scripts' paths are built from it) and where it really is.
-    digest = hashlib.blake2b(f"{lua_dir}\0{lua_dir.resolve()}".encode(), digest_size=20)
+    digest = hashlib.blake2b(str(lua_dir.resolve()).encode(), digest_size=20)
     for path in sorted(lua_dir.rglob("*.lua")):
         data = path.read_bytes()
         digest.update(b"\0%s\0%d\0" % (path.relative_to(lua_dir).as_posix().encode(), len(data)))
@@ -172,18 +163,14 @@ def load_scripts(lua_dir: str | Path = LUA_DIR) -> dict[str, LuaScript]:
     key contract. A set assembled before from the same files is reused.
     """
     lua_dir = Path(lua_dir)
-    fingerprint = _fingerprint(lua_dir)
-    with _ASSEMBLED_LOCK:  # views may be built from several threads
-        scripts = _ASSEMBLED.get(fingerprint)
-        if scripts is not None:
-            _ASSEMBLED.move_to_end(fingerprint)
-            return dict(scripts)
-    scripts = _assemble_all(lua_dir)
-    with _ASSEMBLED_LOCK:
-        _ASSEMBLED[fingerprint] = scripts
-        while len(_ASSEMBLED) > _ASSEMBLED_KEEP:
-            _ASSEMBLED.popitem(last=False)
-    return dict(scripts)
+    return dict(_assembled(lua_dir, _fingerprint(lua_dir)))
+
+
+# Every view and test builds a ScriptAPI, and assembling resolves each include
+# path afresh. Keyed by the folder as named too: the scripts' paths are built from it.
+@functools.lru_cache(maxsize=8)
+def _assembled(lua_dir: Path, fingerprint: bytes) -> dict[str, LuaScript]:
+    return _assemble_all(lua_dir)
 
 
 def _assemble_all(lua_dir: Path) -> dict[str, LuaScript]:

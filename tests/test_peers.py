@@ -21,8 +21,8 @@ from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, c
 from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
-from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 from echomq_viz.peers.table import slot_text
+from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
 ORDER = ("packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey")
 

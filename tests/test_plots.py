@@ -111,7 +111,6 @@ def test_the_sliding_arrow_draws_what_matplotlib_draws_at_every_position():
     assert figures[0][1].jump._shape is not None  # it did slide a shape found before
 
 
-
 def test_a_cell_image_of_several_rows_has_the_pixels_matplotlib_draws():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import ListedColormap
