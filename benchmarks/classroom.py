@@ -52,6 +52,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import orjson
 import psutil
 from tornado.httpclient import AsyncHTTPClient
 from tornado.websocket import websocket_connect
@@ -105,7 +106,7 @@ def encode_message(session: str, msg_type: str, content: dict, metadata: dict | 
     """One Jupyter message (protocol 5.3) as the v1 binary frame the server expects."""
     header = {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "student",
               "session": session, "date": datetime.now(timezone.utc).isoformat(), "version": "5.3"}
-    parts = [json.dumps(part).encode() for part in (header, {}, metadata or {}, content)]
+    parts = [orjson.dumps(part) for part in (header, {}, metadata or {}, content)]
     name = channel.encode()
     offsets = [8 * (len(parts) + 3)]  # count + (channel start, channel end, one end per part)
     for chunk in (name, *parts):
@@ -120,7 +121,7 @@ def decode_message(frame: bytes) -> tuple[str, dict, dict, list[bytes]]:
     offsets = [int.from_bytes(frame[8 * i:8 * (i + 1)], "little") for i in range(1, count + 1)]
     chunks = [frame[start:stop] for start, stop in zip(offsets, offsets[1:])]
     channel, header, _parent, _metadata, content, *buffers = chunks
-    return channel.decode(), json.loads(header), json.loads(content), buffers
+    return channel.decode(), orjson.loads(header), orjson.loads(content), buffers
 
 
 def plain_text(widget_html: str) -> str:

@@ -7,7 +7,6 @@ message, and debug log records built only to be dropped.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -41,13 +40,14 @@ class AppKernelManager(AsyncMappingKernelManager):
 
         def record_activity(msg_list: list) -> None:
             _, parts = kernel.session.feed_identities(msg_list)  # signature, header, parent, metadata, content
-            msg_type = json.loads(parts[1]).get("msg_type")
-            parent_type = json.loads(parts[2]).get("msg_type")
+            unpack = kernel.session.unpack  # jupyter_client's JSON reader (orjson when installed)
+            msg_type = unpack(parts[1]).get("msg_type")
+            parent_type = unpack(parts[2]).get("msg_type")
             if (self.track_message_type(msg_type) or self.track_message_type(parent_type)
                     or kernel.execution_state == "busy"):
                 self.last_kernel_activity = kernel.last_activity = utcnow()
             if msg_type == "status":
-                state = json.loads(parts[4]).get("execution_state")
+                state = unpack(parts[4]).get("execution_state")
                 if self.track_message_type(parent_type):
                     kernel.execution_state = state
                 elif kernel.execution_state == "starting" and state != "starting":
