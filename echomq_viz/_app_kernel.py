@@ -1,4 +1,5 @@
-"""The kernel of each ``echomq-viz app`` visitor: ipykernel without its debugger.
+"""The kernel of each ``echomq-viz app`` visitor: ipykernel without its
+debugger, and without a wait on its I/O thread when nothing was printed.
 
 ipykernel loads debugpy at start whenever it is installed, about 8 MB of
 each kernel's memory; a Voila page has no debugger to use it. The app's
@@ -16,12 +17,38 @@ from __future__ import annotations
 
 import sys
 
+sys.modules["debugpy"] = None  # its import fails, before any of ipykernel's: no debugger
+
+from ipykernel.iostream import OutStream  # noqa: E402
+
+
+class AppOutStream(OutStream):
+    """ipykernel's stdout and stderr, with a flush that costs nothing when
+    nothing was written.
+
+    ipykernel flushes both streams after every message it handles, so that
+    printed text goes out before the "idle" status: each flush hands two
+    callbacks to the I/O thread and waits for it. A slider move prints
+    nothing, so these were two thread round trips per move for nothing.
+    Text written since the last flush (a flush is then pending) takes the
+    full path. Both the stream's text and the status go out through the
+    I/O thread, in the order they were handed to it.
+    """
+
+    def flush(self) -> None:
+        if self.echo is not None or self._flush_pending or self._subprocess_flush_pending:
+            super().flush()
+            return
+        with self._buffer_lock:
+            written = any(buffer.tell() for buffer in self._buffers.values())
+        if written:
+            super().flush()
+
 
 def main() -> None:
-    sys.modules["debugpy"] = None  # its import fails: ipykernel runs without a debugger
     from ipykernel import kernelapp
 
-    kernelapp.launch_new_instance()
+    kernelapp.launch_new_instance(outstream_class=f"{__name__}.AppOutStream")
 
 
 if __name__ == "__main__":
