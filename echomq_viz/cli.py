@@ -52,6 +52,9 @@ VOILA_NO_TRACEBACKS = (
     "--VoilaConfiguration.show_tracebacks=False",
     "--VoilaExecutor.cell_error_instruction=The details are in the server's log.",
 )
+# A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux; a
+# kernel's are "<run folder>/voila_XXXXXXXX/kernel-<uuid>-ipc-N".
+IPC_PATH_MAX = 100
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
 LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
@@ -207,6 +210,21 @@ def app_environment(inspect_any: bool) -> dict[str, str]:
     return {ENV_INSPECT: "any" if inspect_any else "own"}
 
 
+def kernel_transport(run_dir: Path) -> list[str]:
+    """The app's kernels on Unix sockets in the run's private folder, where
+    their paths fit; else on loopback ports, jupyter_client's default.
+
+    A loopback port is picked free, then bound by the kernel a moment later;
+    with a class starting kernels at once, another process's connection can
+    take it in between, and that kernel dies ("Address already in use"), its
+    page left without one. A socket file cannot be taken: its name is the
+    kernel's own."""
+    longest = len(str(run_dir)) + len("/voila_12345678/kernel-") + 36 + len("-ipc-5")
+    if os.name != "posix" or longest > IPC_PATH_MAX:
+        return []
+    return ["--KernelManager.transport=ipc"]
+
+
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("voila", "voila")
     extra = exposure.for_voila(extra)
@@ -222,7 +240,7 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # Voila's own temp folder (kernel connection files) inside this run's, so
     # a killed run leaves one folder, which the next run deletes.
     with owned_tempdir("echomq-viz-app-") as run_dir:
-        argv.append(f"--Voila.connection_dir_root={run_dir}")
+        argv += [f"--Voila.connection_dir_root={run_dir}", *kernel_transport(run_dir)]
         env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
         return _serve([*argv, *extra], env)
 

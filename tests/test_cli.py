@@ -30,7 +30,7 @@ import psutil
 import pytest
 
 from echomq_viz._process import claim, cmdline, descendants
-from echomq_viz.cli import ENV_INSPECT, app_environment, build_parser, main
+from echomq_viz.cli import ENV_INSPECT, app_environment, build_parser, kernel_transport, main
 from echomq_viz.server import RedisServer, free_tcp_port
 from test_server import as_nobody, wait_for
 
@@ -287,8 +287,31 @@ def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra
         assert _kernels(family), f"no kernel after a page load: {family}"
         assert _redis_servers(family)
         assert "--MappingKernelManager.cull_idle_timeout=10" in " ".join(cmd for _, cmd in family.values())
+        for pid in _kernels(family):
+            _assert_on_private_unix_sockets(pid)
     finally:
         app.stop_and_check(signum)
+
+
+def _assert_on_private_unix_sockets(kernel_pid: int) -> None:
+    """A kernel of the app has its channels on socket files in a folder only
+    its owner can enter, as its connection file says: no port to lose to
+    another process between picking it and binding it. (ipykernel's own pipe
+    for forked subprocesses' output still binds a loopback port, atomically,
+    and checks a random token on each message.)"""
+    connection_file = Path(re.search(r"(\S+kernel-[0-9a-f-]+\.json)", cmdline(kernel_pid)).group(1))
+    info = json.loads(connection_file.read_text())
+    assert info["transport"] == "ipc"
+    folder = Path(info["ip"]).parent
+    assert folder == connection_file.parent
+    assert folder.stat().st_mode & 0o077 == 0  # the owner only (jupyter_core adds the sticky bit)
+    sockets = [f"{info['ip']}-{info[name]}" for name in ("shell_port", "iopub_port", "control_port", "hb_port")]
+    assert all(stat.S_ISSOCK(os.stat(path).st_mode) for path in sockets), sockets
+
+
+def test_the_app_puts_kernels_on_unix_sockets_only_where_their_paths_fit(tmp_path):
+    assert kernel_transport(Path("/tmp/echomq-viz-app-abcdefgh")) == ["--KernelManager.transport=ipc"]
+    assert kernel_transport(Path("/var/folders/zz/abcdefghijklmnopqrstuvwx0000gn/T/echomq-viz-app-abcdefgh")) == []
 
 
 @pytest.mark.slow
