@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -79,9 +81,12 @@ class Page:
     """The page's side of one kernel: execute code, change a slider, wait for frames."""
 
     def __init__(self) -> None:
-        # the app's kernel spec, as ``echomq-viz app`` starts a visitor's kernel
+        # the app's kernel spec, on Unix sockets in a private folder, as
+        # ``echomq-viz app`` starts a visitor's kernel
         specs = KernelSpecManager(kernel_dirs=[str(TEMPLATE_ROOT / "kernels")])
-        self.manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs)
+        self.folder = tempfile.mkdtemp(prefix="echomq-viz-profile-")
+        self.manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs, transport="ipc",
+                                     connection_file=f"{self.folder}/kernel-profile.json")
         self.manager.start_kernel(cwd=str(ROOT), stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
@@ -147,6 +152,7 @@ class Page:
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def profile_slider(moves: int = 300) -> dict:
