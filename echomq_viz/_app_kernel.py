@@ -30,19 +30,31 @@ class AppOutStream(OutStream):
     printed text goes out before the "idle" status: each flush hands two
     callbacks to the I/O thread and waits for it. A slider move prints
     nothing, so these were two thread round trips per move for nothing.
-    Text written since the last flush (a flush is then pending) takes the
-    full path. Both the stream's text and the status go out through the
-    I/O thread, in the order they were handed to it.
+    The full path is kept whenever there may be text on its way: a flush
+    pending (text written since the last one), text in the buffers, or the
+    I/O thread sending it at this moment; both the text and the status go
+    out through the I/O thread, in the order they were handed to it.
     """
 
+    _flushing = False  # the I/O thread is taking the buffers and sending them
+
+    def _flush(self) -> None:
+        # set before ipykernel clears the pending flag: a flush() that finds
+        # that flag clear finds this one set until the text is on its way
+        self._flushing = True
+        try:
+            super()._flush()
+        finally:
+            self._flushing = False
+
     def flush(self) -> None:
-        if self.echo is not None or self._flush_pending or self._subprocess_flush_pending:
+        if (self.echo is not None or self._flush_pending or self._flushing
+                or self._subprocess_flush_pending or self._written()):
             super().flush()
-            return
+
+    def _written(self) -> bool:
         with self._buffer_lock:
-            written = any(buffer.tell() for buffer in self._buffers.values())
-        if written:
-            super().flush()
+            return any(buffer.tell() for buffer in self._buffers.values())
 
 
 def main() -> None:

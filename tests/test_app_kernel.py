@@ -102,3 +102,39 @@ print(json.dumps([type(sys.stdout).__name__, idle, after_write]))
     assert name == "AppOutStream"
     assert idle == 0
     assert after_write >= 2  # written text takes ipykernel's own path: flush, then wait for it
+
+
+def test_a_flush_while_the_io_thread_is_sending_waits_for_that_text(client):
+    # The I/O thread has taken the buffers (the pending flag is clear, the
+    # buffers empty) but not yet sent them: a flush must still wait, or the
+    # "idle" status could overtake the text.
+    code = """
+import json, sys, threading, time
+out = sys.stdout
+taken, release = threading.Event(), threading.Event()
+original = out._flush_buffers
+
+def held():
+    pieces = list(original())  # the buffers are taken here
+    taken.set()
+    release.wait(10)
+    yield from pieces
+
+out._flush_buffers = held
+try:
+    out.write("held text\\n")
+    assert taken.wait(10), "the I/O thread never flushed"
+    threading.Timer(0.5, release.set).start()
+    started = time.perf_counter()
+    out.flush()
+    waited = time.perf_counter() - started
+finally:
+    out._flush_buffers = original
+    release.set()
+print(json.dumps(round(waited, 2)))
+"""
+    seen = run(client, code)
+    text = printed(seen)
+    assert text.startswith("held text\n"), seen
+    assert float(text.split("\n")[1]) >= 0.4  # it waited for the I/O thread to send the text
+    assert ("error", None) not in [(kind, None) for kind, _ in seen]
