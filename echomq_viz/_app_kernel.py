@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import sys
 
-sys.modules["debugpy"] = None  # its import fails, before any of ipykernel's: no debugger
-
-from ipykernel.iostream import OutStream  # noqa: E402
+from ipykernel.iostream import OutStream  # imports no debugpy
 
 
 class AppOutStream(OutStream):
@@ -58,6 +56,7 @@ class AppOutStream(OutStream):
 
 
 def main() -> None:
+    sys.modules["debugpy"] = None  # its import fails: ipykernel runs without a debugger
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance(outstream_class=f"{__name__}.AppOutStream")

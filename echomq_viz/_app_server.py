@@ -37,10 +37,10 @@ class AppKernelManager(AsyncMappingKernelManager):
         kernel.reason = ""
         kernel.last_activity = utcnow()
         kernel._activity_stream = kernel.connect_iopub()
+        unpack = kernel.session.unpack  # jupyter_client's JSON reader (orjson when installed)
 
         def record_activity(msg_list: list) -> None:
             _, parts = kernel.session.feed_identities(msg_list)  # signature, header, parent, metadata, content
-            unpack = kernel.session.unpack  # jupyter_client's JSON reader (orjson when installed)
             msg_type = unpack(parts[1]).get("msg_type")
             parent_type = unpack(parts[2]).get("msg_type")
             if (self.track_message_type(msg_type) or self.track_message_type(parent_type)
