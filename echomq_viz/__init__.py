@@ -40,6 +40,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz._app_server`   (private) the app's server: a cheaper activity watcher, no dropped debug records
 - :mod:`echomq_viz._jupyterlab`   (private) JupyterLab as ``lab`` runs it, without a false warning
 - :mod:`echomq_viz._app_kernel`   (private) the app's kernels: ipykernel without its debugger, nor a wait to flush nothing
+- :mod:`echomq_viz._kernel_channels` (private) our kernels on Unix sockets where they fit, the font cache built first
 - :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
 - :mod:`echomq_viz._stills`       (private) each view's stored image made its figure's final state
 - :mod:`echomq_viz._notebook_chrome` (private) maintainers: the Colab cell and the Binder/Colab links

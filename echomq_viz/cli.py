@@ -20,6 +20,9 @@ voila process outlives the command. A second Ctrl-C stops everything at once.
 An embedded redis-server that dies is started again on the same address
 (empty), a few times at most, and each time one line says so. Every run starts
 by deleting what a killed run (``kill -9``) of this user left in the temp folder.
+The kernels of ``lab``, ``app``, ``singleuser`` and ``export`` talk over Unix
+sockets, and find Matplotlib's font cache built (see
+:mod:`echomq_viz._kernel_channels`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._kernel_channels import ipc_options, runtime_dir, warm_font_cache
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
 from .notebook_copies import USER_FOLDER, copy_notebooks, project_checkout, shipped_notebooks
@@ -52,9 +56,6 @@ VOILA_NO_TRACEBACKS = (
     "--VoilaConfiguration.show_tracebacks=False",
     "--VoilaExecutor.cell_error_instruction=The details are in the server's log.",
 )
-# A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux; a
-# kernel's are "<run folder>/voila_XXXXXXXX/kernel-<uuid>-ipc-N".
-IPC_PATH_MAX = 100
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
 LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
@@ -160,7 +161,9 @@ def _serve(argv: list[str], env: dict[str, str]) -> int:
         if server is None:
             _clean_at_start(url)
         print("echomq-viz: Ctrl-C stops the server, its kernels and the Redis it started", flush=True)
-        return supervise(argv, {**os.environ, **env, ENV_URL: url}, keep=_redis_pids(server),
+        env = {**os.environ, **env, ENV_URL: url}
+        warm_font_cache(env)  # else a new home's first kernel may say it builds one, in the notebook
+        return supervise(argv, env, keep=_redis_pids(server),
                          watch=_redis_watch(server))
     finally:
         if server is not None:
@@ -189,6 +192,7 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
+    argv += ipc_options(runtime_dir())  # JupyterLab's kernels: connection files in the runtime folder
     with owned_tempdir("echomq-viz-lab-") as run_dir:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
         return _serve([*argv, *extra], env)
@@ -211,18 +215,10 @@ def app_environment(inspect_any: bool) -> dict[str, str]:
 
 
 def kernel_transport(run_dir: Path) -> list[str]:
-    """The app's kernels on Unix sockets in the run's private folder, where
-    their paths fit; else on loopback ports, jupyter_client's default.
-
-    A loopback port is picked free, then bound by the kernel a moment later;
-    with a class starting kernels at once, another process's connection can
-    take it in between, and that kernel dies ("Address already in use"), its
-    page left without one. A socket file cannot be taken: its name is the
-    kernel's own."""
-    longest = len(str(run_dir)) + len("/voila_12345678/kernel-") + 36 + len("-ipc-5")
-    if os.name != "posix" or longest > IPC_PATH_MAX:
-        return []
-    return ["--KernelManager.transport=ipc"]
+    """The app's kernels on Unix sockets in the run's private folder (Voila
+    puts their connection files in a ``voila_XXXXXXXX`` folder there), where
+    their paths fit: see :mod:`echomq_viz._kernel_channels`."""
+    return ipc_options(run_dir / "voila_12345678")
 
 
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:

@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._kernel_channels import ipc_options, runtime_dir
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 from .cli import LAB_QUIET, notebooks_dir, quiet_lab_config_path
 from .notebook_copies import USER_FOLDER, copy_notebooks, shipped_notebooks
@@ -59,7 +60,7 @@ def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
             *KERNEL_CULLING, f"--VoilaConfiguration.template={TEMPLATE}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    return [*argv, *extra]
+    return [*argv, *ipc_options(runtime_dir()), *extra]
 
 
 def singleuser_env(run_dir: Path) -> dict[str, str]:

@@ -266,6 +266,8 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
         page = lab.request("GET", f"/lab?token={TOKEN}").decode()
         assert "@jupyterlab/apputils-extension:announcements" in page
         assert os.path.isdir(lab.redis_dir)
+        for pid in _kernels(family):
+            _assert_on_private_unix_sockets(pid)
     finally:
         lab.stop_and_check(signum)
     assert "deprecated" not in (tmp_path / "lab.log").read_text()  # not the false ServerApp.token warning
@@ -294,7 +296,7 @@ def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra
 
 
 def _assert_on_private_unix_sockets(kernel_pid: int) -> None:
-    """A kernel of the app has its channels on socket files in a folder only
+    """A kernel of the app or lab has its channels on socket files in a folder only
     its owner can enter, as its connection file says: no port to lose to
     another process between picking it and binding it. (ipykernel's own pipe
     for forked subprocesses' output still binds a loopback port, atomically,
@@ -306,12 +308,16 @@ def _assert_on_private_unix_sockets(kernel_pid: int) -> None:
     assert folder == connection_file.parent
     assert folder.stat().st_mode & 0o077 == 0  # the owner only (jupyter_core adds the sticky bit)
     sockets = [f"{info['ip']}-{info[name]}" for name in ("shell_port", "iopub_port", "control_port", "hb_port")]
+    # the connection file is written before the kernel binds: give it time to start
+    wait_for(lambda: all(os.path.exists(path) for path in sockets), 60, f"the kernel's sockets {sockets}")
     assert all(stat.S_ISSOCK(os.stat(path).st_mode) for path in sockets), sockets
 
 
 def test_the_app_puts_kernels_on_unix_sockets_only_where_their_paths_fit(tmp_path):
+    """Voila's connection folder inside the run's: its name counts too."""
     assert kernel_transport(Path("/tmp/echomq-viz-app-abcdefgh")) == ["--KernelManager.transport=ipc"]
     assert kernel_transport(Path("/var/folders/zz/abcdefghijklmnopqrstuvwx0000gn/T/echomq-viz-app-abcdefgh")) == []
+    assert kernel_transport(Path("/tmp/" + "d" * 45)) == []  # would fit alone, not with Voila's folder
 
 
 @pytest.mark.slow

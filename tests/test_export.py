@@ -8,6 +8,7 @@ The offline pages themselves are opened in a real browser in
 from __future__ import annotations
 
 import fcntl
+import json
 import io
 import tarfile
 import threading
@@ -57,3 +58,23 @@ def test_a_second_fetch_waits_for_the_one_in_progress(tmp_path):
     second.join(10)
     assert not second.is_alive()
     assert sorted(results[0]) == ["demo/a.js", "demo/b.js"]
+
+
+def test_the_exports_kernel_is_on_unix_sockets_in_a_folder_of_its_own(tmp_path):
+    """The notebook's kernel says where its connection file is and what it
+    holds; the folder is its own, 0700, and gone once the run is over."""
+    import nbformat
+
+    from echomq_viz.export import execute_with_widgets
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import json, os, ipykernel\n"
+        "path = ipykernel.get_connection_file()\n"
+        "print(json.dumps({'path': path, 'mode': os.stat(os.path.dirname(path)).st_mode & 0o777,\n"
+        "                  'transport': json.load(open(path))['transport']}))")])
+    execute_with_widgets(nb, tmp_path / "seen.ipynb", timeout=60)
+    seen = json.loads(nb.cells[0].outputs[0]["text"])
+    assert seen["transport"] == "ipc"
+    assert seen["mode"] == 0o700
+    assert Path(seen["path"]).parent.name.startswith("echomq-viz-export-")
+    assert not Path(seen["path"]).parent.exists()
