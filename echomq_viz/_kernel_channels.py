@@ -6,8 +6,9 @@ at once (a class joining, a test suite), another process's connection can
 take such a port in between; that kernel dies ("Address already in use") and
 its page or notebook is left without one. A kernel on Unix sockets
 (``transport=ipc``) has socket files named after itself, next to its
-connection file, which nobody else can take. We use them wherever the
-socket paths fit, and jupyter_client's loopback ports elsewhere.
+connection file, which nobody else can take. We use them where the socket
+paths fit and the folder's file system takes sockets (some network and FUSE
+file systems do not), and jupyter_client's loopback ports elsewhere.
 
 A new home has no Matplotlib font cache: the first kernel builds it, and
 past five seconds (a loaded machine) says so on its stderr, in the
@@ -17,11 +18,13 @@ notebook. :func:`warm_font_cache` builds it before any kernel starts.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-__all__ = ["IPC_PATH_MAX", "ipc_fits", "ipc_options", "runtime_dir", "warm_font_cache"]
+__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "runtime_dir", "warm_font_cache"]
 
 # A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux.
 IPC_PATH_MAX = 100
@@ -29,24 +32,39 @@ IPC_PATH_MAX = 100
 _SOCKET_NAME = "/kernel-" + "0" * 36 + "-ipc-5"
 
 
-def ipc_fits(connection_dir: str | os.PathLike) -> bool:
-    """Whether kernels whose connection files are in ``connection_dir`` can
-    have their channels on Unix sockets there."""
-    return os.name == "posix" and len(str(connection_dir)) + len(_SOCKET_NAME) <= IPC_PATH_MAX
+def ipc_works(folder: str | os.PathLike, *, below: str = "") -> bool:
+    """Whether kernels whose connection files go to ``folder`` (or to a
+    folder ``below`` it, named so) can have their channels on Unix sockets
+    there: the paths fit, and ``folder`` (which exists) takes a socket."""
+    longest = len(os.path.join(str(folder), below) if below else str(folder)) + len(_SOCKET_NAME)
+    if os.name != "posix" or longest > IPC_PATH_MAX:
+        return False
+    probe = os.path.join(str(folder), f".echomq-viz-socket-probe-{os.getpid()}-{threading.get_ident()}")
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(probe)
+        os.unlink(probe)
+    except OSError:
+        return False
+    return True
 
 
-def ipc_options(connection_dir: str | os.PathLike) -> list[str]:
+def ipc_options(folder: str | os.PathLike, *, below: str = "") -> list[str]:
     """A Jupyter server's options putting its kernels on Unix sockets, when
-    their connection files go to ``connection_dir`` and the paths fit; else none."""
-    return ["--KernelManager.transport=ipc"] if ipc_fits(connection_dir) else []
+    :func:`ipc_works` says they can; else none (loopback ports)."""
+    return ["--KernelManager.transport=ipc"] if ipc_works(folder, below=below) else []
 
 
 def runtime_dir() -> Path:
     """Where a Jupyter server started in this environment puts its kernels'
-    connection files: jupyter_core's runtime folder, which it creates 0700."""
+    connection files: jupyter_core's runtime folder, made here as the server
+    would make it (0700) when it is not there yet."""
     from jupyter_core.paths import jupyter_runtime_dir
+    from jupyter_core.utils import ensure_dir_exists
 
-    return Path(jupyter_runtime_dir())
+    folder = jupyter_runtime_dir()
+    ensure_dir_exists(folder, mode=0o700)
+    return Path(folder)
 
 
 def warm_font_cache(env: dict[str, str], timeout: float = 120) -> bool:

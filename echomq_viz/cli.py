@@ -218,7 +218,7 @@ def kernel_transport(run_dir: Path) -> list[str]:
     """The app's kernels on Unix sockets in the run's private folder (Voila
     puts their connection files in a ``voila_XXXXXXXX`` folder there), where
     their paths fit: see :mod:`echomq_viz._kernel_channels`."""
-    return ipc_options(run_dir / "voila_12345678")
+    return ipc_options(run_dir, below="voila_12345678")
 
 
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:

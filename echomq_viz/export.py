@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ._kernel_channels import ipc_fits
+from ._kernel_channels import ipc_works
 from ._process import owned_tempdir
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
@@ -287,12 +287,12 @@ def _has_maths(nb) -> bool:
 
 def kernel_config(run_dir: Path):
     """The notebook's kernel: its connection file in ``run_dir`` (a run's own
-    0700 folder), and its channels on Unix sockets there where their paths
-    fit (see :mod:`echomq_viz._kernel_channels`)."""
+    0700 folder), and its channels on Unix sockets there where they can be
+    (see :mod:`echomq_viz._kernel_channels`)."""
     from traitlets.config import Config
 
     settings = {"connection_file": str(run_dir / "kernel.json")}
-    if ipc_fits(run_dir):
+    if ipc_works(run_dir):
         settings["transport"] = "ipc"
     return Config({"KernelManager": settings})
 

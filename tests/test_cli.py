@@ -29,6 +29,7 @@ from typing import Iterator
 import psutil
 import pytest
 
+from echomq_viz._kernel_channels import ipc_works
 from echomq_viz._process import claim, cmdline, descendants
 from echomq_viz.cli import ENV_INSPECT, app_environment, build_parser, kernel_transport, main
 from echomq_viz.server import RedisServer, free_tcp_port
@@ -315,9 +316,15 @@ def _assert_on_private_unix_sockets(kernel_pid: int) -> None:
 
 def test_the_app_puts_kernels_on_unix_sockets_only_where_their_paths_fit(tmp_path):
     """Voila's connection folder inside the run's: its name counts too."""
-    assert kernel_transport(Path("/tmp/echomq-viz-app-abcdefgh")) == ["--KernelManager.transport=ipc"]
-    assert kernel_transport(Path("/var/folders/zz/abcdefghijklmnopqrstuvwx0000gn/T/echomq-viz-app-abcdefgh")) == []
-    assert kernel_transport(Path("/tmp/" + "d" * 45)) == []  # would fit alone, not with Voila's folder
+    run_dir = Path(tempfile.mkdtemp(prefix="echomq-viz-app-", dir="/tmp"))
+    try:
+        assert kernel_transport(run_dir) == ["--KernelManager.transport=ipc"]
+        # 100 bytes for the longest socket without Voila's folder, over with it
+        long = run_dir / ("d" * (100 - len(str(run_dir)) - len("/kernel-") - 36 - len("-ipc-5") - 1))
+        long.mkdir()
+        assert ipc_works(long) and kernel_transport(long) == []
+    finally:
+        shutil.rmtree(run_dir)
 
 
 @pytest.mark.slow

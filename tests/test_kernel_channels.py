@@ -7,26 +7,46 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
-from echomq_viz._kernel_channels import IPC_PATH_MAX, ipc_fits, ipc_options, runtime_dir, warm_font_cache
+import pytest
+
+from echomq_viz._kernel_channels import IPC_PATH_MAX, ipc_options, ipc_works, runtime_dir, warm_font_cache
+
+SOCKET_NAME = len("/kernel-") + 36 + len("-ipc-5")  # a kernel's longest socket name
 
 
-def test_kernels_go_on_unix_sockets_only_where_their_paths_fit():
-    short = Path("/tmp/echomq-viz-app-abcdefgh/voila_12345678")
-    # a macOS temp folder: the socket paths would pass 103 bytes
-    long = Path("/var/folders/zz/abcdefghijklmnopqrstuvwx0000gn/T/echomq-viz-app-abcdefgh/voila_12345678")
-    assert ipc_fits(short) and ipc_options(short) == ["--KernelManager.transport=ipc"]
-    assert ipc_fits(Path("/tmp/" + "d" * 45)) and not ipc_fits(Path("/tmp/" + "d" * 45) / "voila_12345678")
-    assert not ipc_fits(long) and ipc_options(long) == []
-    # the edge: the longest socket name, "kernel-<uuid>-ipc-5", exactly at the limit
-    edge = "/" + "d" * (IPC_PATH_MAX - len("/kernel-") - 36 - len("-ipc-5") - 1)
-    assert ipc_fits(edge) and not ipc_fits(edge + "d")
+@pytest.fixture
+def short_folder():
+    """A real folder with a short path, as a run's temp folder is."""
+    folder = tempfile.mkdtemp(prefix="kc-", dir="/tmp")
+    yield Path(folder)
+    shutil.rmtree(folder)
 
 
-def test_the_runtime_folder_is_jupyters_own(monkeypatch, tmp_path):
+def test_kernels_go_on_unix_sockets_only_where_their_paths_fit(short_folder):
+    assert ipc_works(short_folder) and ipc_options(short_folder) == ["--KernelManager.transport=ipc"]
+    # the edge: the longest socket path exactly at the limit, then one byte over
+    room = IPC_PATH_MAX - len(str(short_folder)) - SOCKET_NAME - 1
+    assert ipc_works(short_folder, below="d" * room)
+    assert not ipc_works(short_folder, below="d" * (room + 1))
+    assert ipc_options(short_folder, below="d" * (room + 1)) == []
+    assert os.listdir(short_folder) == []  # the probe socket is gone
+
+
+def test_no_unix_sockets_where_the_file_system_takes_none():
+    assert sys.platform.startswith("linux") and Path("/sys/kernel").is_dir()
+    assert not ipc_works("/sys/kernel")  # sysfs: a socket cannot be made there, even by root
+    assert ipc_options("/sys/kernel") == []
+
+
+def test_the_runtime_folder_is_jupyters_own_made_private(monkeypatch, tmp_path):
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     assert runtime_dir() == tmp_path / "runtime"
+    assert (tmp_path / "runtime").stat().st_mode & 0o777 == 0o700
 
 
 def test_the_font_cache_is_built_before_any_kernel_needs_it(tmp_path):
