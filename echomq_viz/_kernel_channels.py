@@ -17,14 +17,19 @@ notebook. :func:`warm_font_cache` builds it before any kernel starts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
-__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "runtime_dir", "warm_font_cache"]
+if TYPE_CHECKING:
+    from traitlets.config import Config
+
+__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "notebook_kernel_config", "runtime_dir", "warm_font_cache"]
 
 # A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux.
 IPC_PATH_MAX = 100
@@ -65,6 +70,22 @@ def runtime_dir() -> Path:
     folder = jupyter_runtime_dir()
     ensure_dir_exists(folder, mode=0o700)
     return Path(folder)
+
+
+@contextlib.contextmanager
+def notebook_kernel_config() -> Iterator["Config"]:
+    """For an nbclient run: its kernel's connection file in a folder of its
+    own (0700, deleted after), and its channels on Unix sockets there where
+    :func:`ipc_works` says they can be. Pass it as ``config=``."""
+    from traitlets.config import Config
+
+    from ._process import owned_tempdir
+
+    with owned_tempdir("echomq-viz-kernel-") as folder:
+        settings = {"connection_file": str(folder / "kernel.json")}
+        if ipc_works(folder):
+            settings["transport"] = "ipc"
+        yield Config({"KernelManager": settings})
 
 
 def warm_font_cache(env: dict[str, str], timeout: float = 120) -> bool:

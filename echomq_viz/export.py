@@ -45,8 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ._kernel_channels import ipc_works
-from ._process import owned_tempdir
+from ._kernel_channels import notebook_kernel_config
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "run_npm", "fetch_js_assets",
@@ -285,18 +284,6 @@ def _has_maths(nb) -> bool:
                for cell in nb.cells)
 
 
-def kernel_config(run_dir: Path):
-    """The notebook's kernel: its connection file in ``run_dir`` (a run's own
-    0700 folder), and its channels on Unix sockets there where they can be
-    (see :mod:`echomq_viz._kernel_channels`)."""
-    from traitlets.config import Config
-
-    settings = {"connection_file": str(run_dir / "kernel.json")}
-    if ipc_works(run_dir):
-        settings["transport"] = "ipc"
-    return Config({"KernelManager": settings})
-
-
 def execute_with_widgets(nb, path: Path, timeout: int) -> None:
     """Run the notebook in a fresh kernel, then store the figures' images: in
     the widget state, and as each view's still
@@ -307,9 +294,8 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
     snapshot = nbformat.v4.new_code_cell(_SNAPSHOT_CELL)
     nb.cells.append(snapshot)
     try:
-        with owned_tempdir("echomq-viz-export-") as run_dir:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                           config=kernel_config(run_dir),
+        with notebook_kernel_config() as config:  # its kernel on Unix sockets where it can be
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
                            resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         nb.cells.remove(snapshot)

@@ -76,5 +76,5 @@ def test_the_exports_kernel_is_on_unix_sockets_in_a_folder_of_its_own(tmp_path):
     seen = json.loads(nb.cells[0].outputs[0]["text"])
     assert seen["transport"] == "ipc"
     assert seen["mode"] == 0o700
-    assert Path(seen["path"]).parent.name.startswith("echomq-viz-export-")
+    assert Path(seen["path"]).parent.name.startswith("echomq-viz-kernel-")
     assert not Path(seen["path"]).parent.exists()
