@@ -21,8 +21,8 @@ An embedded redis-server that dies is started again on the same address
 (empty), a few times at most, and each time one line says so. Every run starts
 by deleting what a killed run (``kill -9``) of this user left in the temp folder.
 The kernels of ``lab``, ``app``, ``singleuser`` and ``export`` talk over Unix
-sockets, and find Matplotlib's font cache built (see
-:mod:`echomq_viz._kernel_channels`).
+sockets where their folder allows, and find Matplotlib's font cache built
+(see :mod:`echomq_viz._kernel_channels`).
 """
 
 from __future__ import annotations
