@@ -29,7 +29,10 @@ What is reported (each step, and as ``classroom_*`` keys for the last one):
   kept p95 <= 100 ms with all N students still at work;
 - a pause (:func:`pause_step`, after the ramp): one student's kernel is
   stopped (SIGSTOP) for ``--pause`` seconds, past its lease, while the others
-  work and ``echomq-viz clean`` runs; reported as ``classroom_pause_*``.
+  work and ``echomq-viz clean`` runs; reported as ``classroom_pause_*``;
+- the app's own log, kept for the run: the lines that say something failed
+  (a kernel that died, a traceback), so a counted error says why
+  (``classroom_app_log_problems``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -437,15 +441,33 @@ KERNEL_FILE = re.compile(r"kernel-([0-9a-f-]{36})\.json")  # a kernel's connecti
 SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
 
 
+# A line of the app's log that says something went wrong (the app prints no secret, so it is kept).
+APP_LOG_PROBLEM = re.compile(r"Traceback|\w+(Error|Exception)\b|\b(died|failed|ERROR)\b")
+
+
+def log_problems(text: str, limit: int = 5) -> list[str]:
+    """The first ``limit`` distinct lines of ``text`` that say something went
+    wrong, each at most 300 characters."""
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        if APP_LOG_PROBLEM.search(line):
+            found.setdefault(line.strip()[:300])
+            if len(found) == limit:
+                break
+    return list(found)
+
+
 class App:
     """``echomq-viz app`` on a free loopback port, stopped (SIGTERM: kernels,
-    then Redis) when the block ends, whatever happened inside."""
+    then Redis) when the block ends, whatever happened inside. Its log is
+    kept in an unnamed temp file until then (:meth:`problems`)."""
 
     def __init__(self) -> None:
         self.port = free_tcp_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         self.leftovers: list[int] = []
+        self.log = tempfile.TemporaryFile()
 
     def __enter__(self) -> "App":
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -453,7 +475,7 @@ class App:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
              "--Voila.ip=127.0.0.1"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -485,6 +507,11 @@ class App:
                     proc.kill()
             except psutil.NoSuchProcess:
                 pass
+
+    def problems(self) -> list[str]:
+        """What the app's log says went wrong, so far (:func:`log_problems`)."""
+        self.log.seek(0)
+        return log_problems(self.log.read().decode(errors="replace"))
 
     def family(self) -> list[psutil.Process]:
         try:
@@ -658,6 +685,10 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
     log(HEADER)
     with App() as app:
         results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
+    results["classroom_app_log_problems"] = app.problems()
+    app.log.close()
+    for line in results["classroom_app_log_problems"]:
+        log(f"app log: {line}")
     results["classroom_seconds_per_step"] = seconds
     results["classroom_leftover_processes"] = len(app.leftovers)
     # Other work on the machine shows in the load before the run (ours adds to it during).

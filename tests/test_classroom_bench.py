@@ -77,6 +77,27 @@ def test_results_that_are_not_the_students_own_are_crosstalk(second, why):
     assert len(record.crosstalk) == 1 and why in record.crosstalk[0][1]
 
 
+def test_the_app_logs_failures_are_picked_out():
+    text = "\n".join([
+        "[Voila] Voila is running at: http://127.0.0.1:8866/",
+        "[Voila] Kernel started: 5f1c",
+        "  zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:55131')",
+        "[Voila] ERROR | Uncaught exception GET /voila/render/01.ipynb",
+        "Traceback (most recent call last):",
+        "  zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:55131')",  # said once
+        "RuntimeError: Kernel died before replying to kernel_info",
+        "[Voila] 200 GET /voila/static/voila.js (127.0.0.1) 1.20ms",
+    ])
+    assert classroom.log_problems(text) == [
+        "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:55131')",
+        "[Voila] ERROR | Uncaught exception GET /voila/render/01.ipynb",
+        "Traceback (most recent call last):",
+        "RuntimeError: Kernel died before replying to kernel_info",
+    ]
+    assert classroom.log_problems(text, limit=2) == classroom.log_problems(text)[:2]
+    assert classroom.log_problems("[Voila] Kernel started\n[Voila] 200 GET /voila") == []
+
+
 def test_a_page_without_a_kernel_says_what_it_showed_instead():
     page = ("<html><head><title>Voila: 01-one-score-two-keys</title><style>p {}</style>"
             "<script>var kernelId;</script></head><body><h2>Kernel error</h2><p>Timeout &amp; gone</p></body></html>")
@@ -96,7 +117,7 @@ def test_two_students_on_a_real_app():
     assert results["classroom_errors"] == 0, results["classroom_error_samples"]
     assert results["classroom_kernel_rss_mb"] is not None
     assert results["classroom_leftover_processes"] == 0  # the app stopped everything it started
-    # Fails on today's code, until every kernel gets its own demo queue: both
-    # students' notebooks use one queue, so one's reset and adds show in the
-    # other's job ids (it passes by luck only if their presses never interleave).
+    # Each kernel has a demo queue of its own: one student's reset and adds
+    # never show in the other's job ids, however their presses interleave.
     assert results["classroom_crosstalk"] == 0, results["classroom_crosstalk_samples"]
+    assert results["classroom_app_log_problems"] == []  # the app's log was read, and said nothing failed
