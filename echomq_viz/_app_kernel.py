@@ -1,5 +1,6 @@
 """The kernel of each ``echomq-viz app`` visitor: ipykernel without its
-debugger, and without a wait on its I/O thread when nothing was printed.
+debugger, without subshells (the main thread reads the shell socket), and
+without a wait on its I/O thread when nothing was printed.
 
 ipykernel loads debugpy at start whenever it is installed, about 8 MB of
 each kernel's memory; a Voila page has no debugger to use it. The app's
@@ -16,6 +17,7 @@ database and no thread saving the cells a page runs.
 from __future__ import annotations
 
 import sys
+import threading
 
 from ipykernel.iostream import OutStream  # imports no debugpy
 
@@ -55,11 +57,42 @@ class AppOutStream(OutStream):
             return any(buffer.tell() for buffer in self._buffers.values())
 
 
+class _NoShellChannelThread:
+    """Where ipykernel keeps its shell-channel thread: false, so the main
+    thread reads the shell socket itself; ``parent_thread`` for the one place
+    that asks for it (a cell with a top-level ``await``)."""
+
+    parent_thread = threading.main_thread()
+
+    def __bool__(self) -> bool:
+        return False
+
+
 def main() -> None:
     sys.modules["debugpy"] = None  # its import fails: ipykernel runs without a debugger
     from ipykernel import kernelapp
+    from ipykernel.ipkernel import IPythonKernel
 
-    kernelapp.launch_new_instance(outstream_class=f"{__name__}.AppOutStream")
+    class AppKernel(IPythonKernel):
+        """ipykernel's kernel without subshells (a page never asks for one)."""
+
+        @property
+        def _supports_kernel_subshells(self) -> bool:
+            return bool(self.shell_channel_thread)  # the stand-in is false
+
+    class AppKernelApp(kernelapp.IPKernelApp):
+        """ipykernel 7 reads every shell message on a thread of its own and
+        hands it to the main thread, for subshells: one more thread wake-up
+        and socket hop per slider move. Here the main thread reads them."""
+
+        def init_sockets(self) -> None:
+            super().init_sockets()
+            thread = getattr(self, "shell_channel_thread", None)
+            if isinstance(thread, threading.Thread) and not thread.is_alive():  # else ipykernel's own way
+                thread.io_loop.close()  # never started
+                self.shell_channel_thread = _NoShellChannelThread()
+
+    AppKernelApp.launch_instance(kernel_class=AppKernel, outstream_class=f"{__name__}.AppOutStream")
 
 
 if __name__ == "__main__":

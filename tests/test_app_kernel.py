@@ -1,6 +1,7 @@
 """The app's kernel (``python -m echomq_viz._app_kernel``), started from the
-app's kernel spec as Voila starts a visitor's: no debugger, and printed text
-still reaches the page whole and before "idle" with the cheaper flush."""
+app's kernel spec as Voila starts a visitor's: no debugger, no subshells,
+and printed text still reaches the page whole and before "idle" with the
+cheaper flush."""
 
 from __future__ import annotations
 
@@ -137,3 +138,16 @@ print(json.dumps(round(waited, 2)))
     assert text.startswith("held text\n"), seen
     assert float(text.split("\n")[1]) >= 0.4  # it waited for the I/O thread to send the text
     assert "error" not in [kind for kind, _ in seen]
+
+
+def test_the_main_thread_reads_the_shell_channel_and_cells_may_await(client):
+    # No subshells: no thread of ipykernel's own between the shell socket and
+    # the main thread, and a kernel that says it has none.
+    client.kernel_info()
+    reply = client.get_shell_msg(timeout=60)
+    assert "kernel subshells" not in reply["content"].get("supported_features", [])
+    seen = run(client, "import threading; print(sorted(t.name for t in threading.enumerate()))")
+    assert "Shell channel" not in printed(seen) and "MainThread" in printed(seen)
+    # a top-level await is the one path that asks for the shell channel's parent thread
+    seen = run(client, "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')")
+    assert printed(seen) == "awaited\n" and "error" not in [kind for kind, _ in seen]
