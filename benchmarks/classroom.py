@@ -441,8 +441,9 @@ KERNEL_FILE = re.compile(r"kernel-([0-9a-f-]{36})\.json")  # a kernel's connecti
 SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
 
 
-# A line of the app's log that says something went wrong (the app prints no secret, so it is kept).
-APP_LOG_PROBLEM = re.compile(r"Traceback|\w+(Error|Exception)\b|\b(died|failed|ERROR)\b")
+# A line of the app's log that says something went wrong (the app prints no secret, so it is kept):
+# an error, a timeout, or a kernel culled while the class is still at work.
+APP_LOG_PROBLEM = re.compile(r"Traceback|\w+(Error|Exception)\b|\b(died|failed|ERROR|Timeout)\b|timed out|Culling '")
 
 
 def log_problems(text: str, limit: int = 5) -> list[str]:

@@ -87,6 +87,7 @@ def test_the_app_logs_failures_are_picked_out():
         "  zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:55131')",  # said once
         "RuntimeError: Kernel died before replying to kernel_info",
         "[Voila] 200 GET /voila/static/voila.js (127.0.0.1) 1.20ms",
+        "[Voila] Culling kernels with idle durations > 10 seconds at 5 second intervals ...",
     ])
     assert classroom.log_problems(text) == [
         "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:55131')",
@@ -95,6 +96,8 @@ def test_the_app_logs_failures_are_picked_out():
         "RuntimeError: Kernel died before replying to kernel_info",
     ]
     assert classroom.log_problems(text, limit=2) == classroom.log_problems(text)[:2]
+    later = "[Voila] WARNING | Timeout waiting for IOPub output\n[Voila] Culling 'idle' kernel 'python3' (5f1c)"
+    assert classroom.log_problems(later) == later.split("\n")
     assert classroom.log_problems("[Voila] Kernel started\n[Voila] 200 GET /voila") == []
 
 
