@@ -446,11 +446,14 @@ SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
 APP_LOG_PROBLEM = re.compile(r"Traceback|\w+(Error|Exception)\b|\b(died|failed|ERROR|Timeout)\b|timed out|Culling '")
 
 
-def log_problems(text: str, limit: int = 5) -> list[str]:
+def log_problems(text: str, limit: int = 12) -> list[str]:
     """The first ``limit`` distinct lines of ``text`` that say something went
-    wrong, each at most 300 characters."""
+    wrong, each at most 300 characters: the log's own lines and the
+    exceptions they end in, not a traceback's frames."""
     found: dict[str, None] = {}
     for line in text.splitlines():
+        if line[:1].isspace() or line.startswith("Traceback ("):
+            continue  # a traceback's frames: its last line names the exception
         if APP_LOG_PROBLEM.search(line):
             found.setdefault(line.strip()[:300])
             if len(found) == limit:
