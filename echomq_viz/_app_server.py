@@ -1,19 +1,29 @@
-"""The app's Voila server doing less per kernel message (see :mod:`echomq_viz._voila`).
+"""The app's Voila server doing less per kernel message (see :mod:`echomq_viz._voila`),
+and culling only kernels whose page has left.
 
 In a class dragging sliders the server relays about seven messages per move.
 Two costs there were not relaying: the activity watcher's parsing of each
 message, and debug log records built only to be dropped.
+
+The app culls a kernel idle for 10 s with no page connected, so a closed
+tab frees its memory at once. A page still loading has no connection yet:
+its notebook still running on a busy server, or its browser still fetching
+the page's scripts. Such a kernel gets :data:`PAGE_LOAD_GRACE_S` before it is
+culled as a page that never came.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from voila.app import Voila
 
-__all__ = ["AppKernelManager", "AppVoila"]
+__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S"]
+
+# How long a kernel whose page never connected may sit idle before it is culled.
+PAGE_LOAD_GRACE_S = 120
 
 
 def utcnow() -> datetime:
@@ -30,7 +40,26 @@ class AppKernelManager(AsyncMappingKernelManager):
     class dragging sliders. This one parses the header, the parent header
     and a status's content, and keeps the same two fields by the same rules.
     Its socket only listens to the kernel, and nothing it reads is passed on.
+
+    Culling skips a kernel still starting (jupyter_server's culler fails on
+    it, with a traceback in the log) and gives one whose page never
+    connected :data:`PAGE_LOAD_GRACE_S` (see the module's docstring).
     """
+
+    def notify_connect(self, kernel_id: str) -> None:
+        super().notify_connect(kernel_id)
+        kernel = self._kernels.get(kernel_id)
+        if kernel is not None:
+            kernel.page_connected = True
+
+    async def cull_kernel_if_idle(self, kernel_id: str) -> None:
+        kernel = self._kernels.get(kernel_id)
+        if kernel is None or not kernel.trait_has_value("last_activity"):
+            return  # still starting: its activity is not watched yet
+        if (not getattr(kernel, "page_connected", False) and kernel.execution_state != "dead"
+                and utcnow() - kernel.last_activity < timedelta(seconds=PAGE_LOAD_GRACE_S)):
+            return  # its page is still loading
+        await super().cull_kernel_if_idle(kernel_id)
 
     def start_watching_activity(self, kernel_id: str) -> None:
         kernel = self._kernels[kernel_id]

@@ -51,6 +51,9 @@ VOILA_CULLING = (
     "--MappingKernelManager.cull_interval=5",
     "--MappingKernelManager.cull_idle_timeout=10",
 )
+# On a busy server a cell's last outputs can come seconds after its reply; nbclient
+# waits 4 s for them, then renders the page without them (a page with no figure).
+VOILA_OUTPUT_WAIT = ("--VoilaExecutor.iopub_timeout=30",)
 # A visitor sees that a cell failed, never how (no traceback, no stderr).
 VOILA_NO_TRACEBACKS = (
     "--VoilaConfiguration.show_tracebacks=False",
@@ -227,7 +230,7 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     root = notebooks_dir(args.notebooks)
     # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
     argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *exposure.pinned("--Voila.ip", extra),
-            *VOILA_CULLING, *VOILA_NO_TRACEBACKS]
+            *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS]
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]

@@ -1,4 +1,5 @@
-"""The app's Voila server: its activity watcher keeps what jupyter_server's keeps."""
+"""The app's Voila server: its activity watcher keeps what jupyter_server's
+keeps, and its culler leaves a page that is still loading its kernel."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import pytest
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 
+from echomq_viz import _app_server
 from echomq_viz._app_server import AppKernelManager, AppVoila
 
 pytestmark = pytest.mark.slow
@@ -66,3 +68,31 @@ def test_the_app_logger_drops_debug_calls_before_building_a_record(tmp_path):
     debug = AppVoila()
     debug.initialize(["--no-browser", "--debug", str(tmp_path)])
     assert debug.log.isEnabledFor(logging.DEBUG)  # --debug still shows everything
+
+
+def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, monkeypatch):
+    """Idle past the cull timeout: the kernel of a page that came and left
+    goes; the kernel of a page still loading stays, until the grace is over."""
+
+    async def scenario():
+        manager = AppKernelManager(connection_dir=str(tmp_path), cull_idle_timeout=1)
+        loading, left = [await manager.start_kernel(kernel_name="python3") for _ in range(2)]
+        try:
+            for kernel_id in (loading, left):
+                client = manager.get_kernel(kernel_id).client()
+                client.start_channels()
+                await client.wait_for_ready(timeout=60)
+                client.stop_channels()
+            manager.notify_connect(left)  # its page came, then the tab closed
+            manager.notify_disconnect(left)
+            await asyncio.sleep(2.5)  # both idle past the 1 s timeout
+            for kernel_id in (loading, left):
+                await manager.cull_kernel_if_idle(kernel_id)
+            kept = (loading in manager, left in manager)
+            monkeypatch.setattr(_app_server, "PAGE_LOAD_GRACE_S", 2)  # now past the grace too
+            await manager.cull_kernel_if_idle(loading)
+            return kept, loading in manager
+        finally:
+            await manager.shutdown_all(now=True)
+
+    assert asyncio.run(scenario()) == ((True, False), False)

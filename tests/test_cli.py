@@ -290,6 +290,7 @@ def test_app_stops_everything_it_started(tiny_notebooks, tmp_path, signum, extra
         assert _kernels(family), f"no kernel after a page load: {family}"
         assert _redis_servers(family)
         assert "--MappingKernelManager.cull_idle_timeout=10" in " ".join(cmd for _, cmd in family.values())
+        assert "--VoilaExecutor.iopub_timeout=30" in " ".join(cmd for _, cmd in family.values())
         for pid in _kernels(family):
             _assert_on_private_unix_sockets(pid)
     finally:
