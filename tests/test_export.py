@@ -1,4 +1,5 @@
-"""The export's JavaScript cache: packed once, then unpacked from disk.
+"""The export's JavaScript cache, packed once, then unpacked from disk; and
+the kernel a notebook runs in, on Unix sockets in a folder of its own.
 
 The offline pages themselves are opened in a real browser in
 ``test_browser.py`` (``TestOfflinePages``); here a local tarball stands in for
@@ -8,8 +9,8 @@ The offline pages themselves are opened in a real browser in
 from __future__ import annotations
 
 import fcntl
-import json
 import io
+import json
 import tarfile
 import threading
 from pathlib import Path
