@@ -28,11 +28,10 @@ The shares are cProfile's, scaled to the unprofiled CPU time per move.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from echomq_viz._kernel_channels import private_kernel_config  # noqa: E402
 from echomq_viz._voila import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
 
 SETUP = """
@@ -84,9 +84,9 @@ class Page:
         # the app's kernel spec, on Unix sockets in a private folder, as
         # ``echomq-viz app`` starts a visitor's kernel
         specs = KernelSpecManager(kernel_dirs=[str(TEMPLATE_ROOT / "kernels")])
-        self.folder = tempfile.mkdtemp(prefix="echomq-viz-profile-")
-        self.manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs, transport="ipc",
-                                     connection_file=f"{self.folder}/kernel-profile.json")
+        self.closing = contextlib.ExitStack()  # the kernel's private folder, removed on close
+        config = self.closing.enter_context(private_kernel_config())
+        self.manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs, config=config)
         self.manager.start_kernel(cwd=str(ROOT), stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
@@ -152,7 +152,7 @@ class Page:
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self.closing.close()
 
 
 def profile_slider(moves: int = 300) -> dict:

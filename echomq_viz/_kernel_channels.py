@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 if TYPE_CHECKING:
     from traitlets.config import Config
 
-__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "notebook_kernel_config", "runtime_dir", "warm_font_cache"]
+__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "private_kernel_config", "runtime_dir", "warm_font_cache"]
 
 # A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux.
 IPC_PATH_MAX = 100
@@ -73,10 +73,11 @@ def runtime_dir() -> Path:
 
 
 @contextlib.contextmanager
-def notebook_kernel_config() -> Iterator["Config"]:
-    """For an nbclient run: its kernel's connection file in a folder of its
-    own (0700, deleted after), and its channels on Unix sockets there where
-    :func:`ipc_works` says they can be. Pass it as ``config=``."""
+def private_kernel_config() -> Iterator["Config"]:
+    """For a kernel we start ourselves (an nbclient run, a KernelManager):
+    its connection file in a folder of its own (0700, deleted after), and
+    its channels on Unix sockets there where :func:`ipc_works` says they can
+    be. Pass it as ``config=``."""
     from traitlets.config import Config
 
     from ._process import owned_tempdir

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ._kernel_channels import notebook_kernel_config
+from ._kernel_channels import private_kernel_config
 from ._voila import TEMPLATE, TEMPLATE_ROOT
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "run_npm", "fetch_js_assets",
@@ -294,7 +294,7 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
     snapshot = nbformat.v4.new_code_cell(_SNAPSHOT_CELL)
     nb.cells.append(snapshot)
     try:
-        with notebook_kernel_config() as config:  # its kernel on Unix sockets where it can be
+        with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
             NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
                            resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:

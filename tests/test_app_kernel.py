@@ -12,25 +12,26 @@ import pytest
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
+from echomq_viz._kernel_channels import private_kernel_config
 from echomq_viz._voila import TEMPLATE_ROOT
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def client():
     specs = KernelSpecManager(kernel_dirs=[str(TEMPLATE_ROOT / "kernels")])
-    manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs, transport="ipc",  # as the app
-                            connection_file=str(tmp_path_factory.mktemp("kernel") / "kernel.json"))
-    manager.start_kernel(stderr=subprocess.DEVNULL)
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=120)
-        yield client
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with private_kernel_config() as config:  # on Unix sockets in a private folder, as the app's
+        manager = KernelManager(kernel_name="python3", kernel_spec_manager=specs, config=config)
+        manager.start_kernel(stderr=subprocess.DEVNULL)
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=120)
+            yield client
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
 
 
 def run(client, code: str) -> list[tuple[str, object]]:

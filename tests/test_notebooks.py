@@ -24,7 +24,7 @@ import pytest
 import redis
 
 from conftest import wait_until
-from echomq_viz._kernel_channels import notebook_kernel_config
+from echomq_viz._kernel_channels import private_kernel_config
 from echomq_viz._process import cmdline, descendants, proc_table
 from echomq_viz.inspection import inspect_queue
 from echomq_viz.interop import bullmq_add
@@ -118,7 +118,7 @@ def run_notebooks(paths: list[str], workdir: Path, **client_options) -> None:
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         copy = workdir / Path(path).name
-        with notebook_kernel_config() as config:  # no loopback port to lose to the suite's other connections
+        with private_kernel_config() as config:  # no loopback port to lose to the suite's other connections
             NotebookClient(nb, timeout=180, kernel_name="python3", config=config,
                            resources={"metadata": {"path": str(workdir)}}, **client_options).execute()
         nbformat.write(nb, copy)
@@ -285,12 +285,12 @@ import ctypes, json, os, signal, sys, time
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 import nbformat
 from nbclient import NotebookClient
-from echomq_viz._kernel_channels import notebook_kernel_config
+from echomq_viz._kernel_channels import private_kernel_config
 
 workdir, paths = sys.argv[1], sys.argv[2:]
 for path in paths:
     nb = nbformat.read(path, as_version=4)
-    with notebook_kernel_config() as config:
+    with private_kernel_config() as config:
         NotebookClient(nb, timeout=180, kernel_name="python3", shutdown_kernel="immediate", config=config,
                        resources={"metadata": {"path": workdir}}).execute()
 print("executed", len(paths), flush=True)
