@@ -296,25 +296,17 @@ for path in paths:
 print("executed", len(paths), flush=True)
 
 def below_me():
-    table = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                data = open(f"/proc/{name}/stat", "rb").read()
-            except OSError:
-                continue
-            fields = data[data.rindex(b")") + 2:].split()
-            table[int(name)] = (int(fields[1]), fields[0].decode())
-    found, todo = {}, [os.getpid()]
-    while todo:
-        parent = todo.pop()
-        for pid, (ppid, state) in table.items():
-            if ppid == parent:
-                if state == "Z" and ppid == os.getpid():
-                    os.waitpid(pid, os.WNOHANG)  # an orphan that ended: reap it
-                    continue
-                found[pid] = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-                todo.append(pid)
+    from echomq_viz._process import cmdline, descendants, proc_table
+    table, me = proc_table(), os.getpid()
+    found = {}
+    for pid in descendants(me, table):
+        if table[pid][2] in "ZX":
+            if table[pid][0] == me:
+                os.waitpid(pid, os.WNOHANG)  # an orphan that ended: reap it
+            continue
+        line = cmdline(pid)
+        if line:  # "" once it has ended
+            found[pid] = line
     return found
 
 deadline = time.monotonic() + 20
@@ -324,7 +316,10 @@ while left and time.monotonic() < deadline:
     left = below_me()
 print(json.dumps(left), flush=True)
 for pid in left:
-    os.kill(pid, signal.SIGKILL)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # ended meanwhile
 """
 
 

@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 
+import psutil
 import pytest
 
 from conftest import server_binary
@@ -24,13 +25,11 @@ from echomq_viz.server import (
 
 
 def _alive(pid: int) -> bool:
+    # a zombie is gone for our purposes; so is a process that ends while we look
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    # a zombie still answers kill(0); it is gone for our purposes
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split()[2] != "Z"
 
 
 def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
