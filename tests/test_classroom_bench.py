@@ -112,8 +112,11 @@ def test_a_page_without_a_kernel_says_what_it_showed_instead():
 
 
 @pytest.mark.slow
-def test_two_students_on_a_real_app():
-    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None)
+def test_two_students_on_a_real_app(monkeypatch):
+    # The app's kernels take an 8 s lease (from the environment they inherit),
+    # so the pause step's 16 s, twice the lease, lets the first one's lapse.
+    monkeypatch.setenv("ECHOMQ_VIZ_LEASE_SECONDS", "8")
+    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16)
     step = results["classroom_steps"][-1]
     assert results["classroom_sessions"] == 2
     assert step["moves"] > 0 and results["classroom_p95_ms"] is not None  # frames were measured
@@ -125,3 +128,10 @@ def test_two_students_on_a_real_app():
     # never show in the other's job ids, however their presses interleave.
     assert results["classroom_crosstalk"] == 0, results["classroom_crosstalk_samples"]
     assert results["classroom_app_log_problems"] == []  # the app's log was read, and said nothing failed
+    # Student 0's kernel, stopped past its lease while clean ran, says so in one
+    # line on its first press; its second press works on a fresh queue; the
+    # other student went on without an error or cross-talk meanwhile.
+    assert results["classroom_pause_one_clear_line"] == 1, results["classroom_pause_resumed_lines"]
+    assert results["classroom_pause_second_press_ok"] == 1
+    assert results["classroom_pause_others_errors"] == 0, results["classroom_pause_samples"]
+    assert results["classroom_pause_crosstalk"] == 0, results["classroom_pause_samples"]
