@@ -58,7 +58,7 @@ def dump_all(client: redis.Redis) -> dict[bytes, tuple[bytes | None, bool]]:
     return found
 
 
-# -- processes of ours, seen through /proc ---------------------------------------------------------
+# -- processes of ours, seen through psutil -------------------------------------------------------
 
 
 class ProcessWatch:
