@@ -1,6 +1,7 @@
 """A class on one ``echomq-viz app``: N students drag the hero's sliders at once.
 
     python benchmarks/classroom.py --sessions 120 --ramp 20,40,60,80,100 --seconds 20 --json OUT
+    python benchmarks/classroom.py --app-cpus 0 --sessions 50 --ramp 20,30,40 --pause 0
 
 A student is what a browser tab does, without the browser: visit the Voila
 page of notebook 01 (Voila starts one kernel and runs the notebook), then
@@ -33,6 +34,10 @@ What is reported (each step, and as ``classroom_*`` keys for the last one):
 - the app's own log, kept for the run: the lines that say something failed
   (a kernel that died, a traceback), so a counted error says why
   (``classroom_app_log_problems``).
+
+With ``--app-cpus 0`` the app runs on CPU 0 only and the students on the
+others: the capacity of one core with the browsers' work elsewhere, as in a
+real class (:func:`bench_one_core`, ``classroom_core_*`` in results.json).
 """
 
 from __future__ import annotations
@@ -466,7 +471,8 @@ class App:
     then Redis) when the block ends, whatever happened inside. Its log is
     kept in an unnamed temp file until then (:meth:`problems`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpus: set[int] | None = None) -> None:
+        self.cpus = cpus  # the app's processes run only on these (its kernels and Redis inherit them)
         self.port = free_tcp_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -479,7 +485,8 @@ class App:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
              "--Voila.ip=127.0.0.1"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+            preexec_fn=None if self.cpus is None else lambda: os.sched_setaffinity(0, self.cpus))
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -538,6 +545,16 @@ class App:
             if part:
                 used[part] += times.user + times.system
         return used
+
+    def cpus_in_use(self) -> list[int]:
+        """The CPUs the app's processes may run on (all of them together)."""
+        cpus: set[int] = set()
+        for proc in [psutil.Process(self.process.pid), *self.family()]:
+            try:
+                cpus.update(proc.cpu_affinity())
+            except psutil.Error:
+                pass
+        return sorted(cpus)
 
     def kernel_memory_mb(self, kernel_ids: list[str]) -> dict[str, tuple[float, float]]:
         """Memory of each kernel, found by its connection file's name: (resident,
@@ -621,6 +638,7 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print, pa
                 "cpu_pct": cpu,  # percent of one core over the window, per part
                 "cpu_ms_per_move": _per_move(cpu_used, len(moves)),
                 "load_1min": round(os.getloadavg()[0], 2),
+                "app_cpus": app.cpus_in_use(),
             })
             log(_step_line(steps[-1]))
         paused = await pause_step(app, present, record, pause_s, log) if pause_s else {}
@@ -681,24 +699,65 @@ HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'
 
 
 def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print,
-                    pause_s: float = 40.0) -> dict:
+                    pause_s: float = 40.0, app_cpus: set[int] | None = None) -> dict:
     """Start the app, run the ramp up to ``sessions`` students, stop the app;
-    the ``classroom_*`` results (for ``benchmarks/run.py`` too)."""
+    the ``classroom_*`` results (for ``benchmarks/run.py`` too).
+
+    With ``app_cpus`` the app (server, kernels, Redis) runs on those CPUs
+    only and the students (this process) on the others, as a class's
+    browsers run on their own laptops: the students' cost is then no longer
+    taken from the app's CPUs."""
     ramp = sorted({n for n in (ramp or []) if n < sessions} | {sessions})
     load_before = os.getloadavg()[0]
+    mine = os.sched_getaffinity(0)
+    generator_cpus = None if app_cpus is None else mine - set(app_cpus)
+    if app_cpus is not None and (not app_cpus <= mine or not generator_cpus):
+        raise ValueError(f"app CPUs must be some of this process's CPUs {sorted(mine)}, leaving one or more "
+                         f"for the students; got {sorted(app_cpus)}")
     log(HEADER)
-    with App() as app:
-        results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
+    try:
+        if generator_cpus:
+            os.sched_setaffinity(0, generator_cpus)
+        with App(app_cpus) as app:
+            results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
+    finally:
+        os.sched_setaffinity(0, mine)
     results["classroom_app_log_problems"] = app.problems()
     app.log.close()
     for line in results["classroom_app_log_problems"]:
         log(f"app log: {line}")
     results["classroom_seconds_per_step"] = seconds
+    results["classroom_cpus"] = {"app": sorted(app_cpus or mine), "students": sorted(generator_cpus or mine)}
     results["classroom_leftover_processes"] = len(app.leftovers)
     # Other work on the machine shows in the load before the run (ours adds to it during).
     results["classroom_machine"] = (f"{os.cpu_count()} cpu, load {load_before:.2f} before the run, "
                                     f"{os.getloadavg()[0]:.2f} at the end")
     return results
+
+
+# One core: the app on one CPU, the students on the others. How many students
+# one core holds when the browsers' work is elsewhere, as in a real class.
+CORE_RAMP = (20, 30, 40, 50)
+CORE_STEP_KEYS = ("sessions", "active", "moves_per_s", "p50_ms", "p95_ms", "errors", "crosstalk",
+                  "cpu_pct", "cpu_ms_per_move", "app_cpus")
+
+
+def bench_one_core(ramp: tuple[int, ...] = CORE_RAMP, seconds: float = 20.0, log=print) -> dict:
+    """The ramp with the app (server, kernels, Redis) on this process's first
+    CPU and the students on the rest; the ``classroom_core_*`` results."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return {"classroom_core_max_sessions": None,
+                "classroom_core_note": "needs two CPUs or more: one for the app, the others for the students"}
+    results = bench_classroom(ramp[-1], list(ramp[:-1]), seconds, log, pause_s=0, app_cpus={cpus[0]})
+    return {
+        "classroom_core_max_sessions": results["classroom_max_sessions"],
+        "classroom_core_cpus": results["classroom_cpus"],
+        "classroom_core_errors": results["classroom_errors"],
+        "classroom_core_crosstalk": results["classroom_crosstalk"],
+        "classroom_core_app_log_problems": results["classroom_app_log_problems"],
+        "classroom_core_steps": [{key: step[key] for key in CORE_STEP_KEYS} for step in results["classroom_steps"]],
+    }
 
 
 # -- a kernel paused past its lease -------------------------------------------------------------------
@@ -774,6 +833,16 @@ async def pause_step(app: App, present: list[Student], record: Record, pause_s: 
     return step
 
 
+def _cpu_set(text: str) -> set[int]:
+    try:
+        cpus = {int(word) for word in text.split(",") if word.strip()}
+    except ValueError:
+        cpus = set()
+    if not cpus or min(cpus) < 0:
+        raise argparse.ArgumentTypeError(f"--app-cpus must be CPU numbers separated by commas (e.g. 0), got {text!r}")
+    return cpus
+
+
 def _positive_ints(text: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
@@ -793,6 +862,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step (default 20)")
     parser.add_argument("--pause", type=float, default=40.0,
                         help="seconds one kernel is stopped after the ramp (0: none; default 40, past the 30 s lease)")
+    parser.add_argument("--app-cpus", type=_cpu_set, default=None, metavar="LIST",
+                        help="run the app on these CPUs only (e.g. 0) and the students on the others")
     parser.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= 200:
@@ -801,7 +872,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds must be in 1..600, got {args.seconds:g}")
     if not 0 <= args.pause <= 600:
         parser.error(f"--pause must be in 0..600, got {args.pause:g}")
-    results = bench_classroom(args.sessions, args.ramp, args.seconds, pause_s=args.pause)
+    try:
+        results = bench_classroom(args.sessions, args.ramp, args.seconds, pause_s=args.pause, app_cpus=args.app_cpus)
+    except ValueError as exc:
+        parser.error(f"--app-cpus: {exc}")
     from report import print_results  # a neighbour: benchmarks/ is sys.path[0] when this runs
 
     print_results(results, GOALS, args.json)

@@ -39,7 +39,9 @@ from echomq_viz.scripts import Scripts  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
-from classroom import GOALS as CLASSROOM_GOALS, RAMP as CLASSROOM_RAMP, bench_classroom  # noqa: E402  (benchmarks/ is sys.path[0])
+from classroom import (  # noqa: E402  (benchmarks/ is sys.path[0])
+    CORE_RAMP as CLASSROOM_CORE_RAMP, GOALS as CLASSROOM_GOALS, RAMP as CLASSROOM_RAMP, bench_classroom, bench_one_core,
+)
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
@@ -391,6 +393,7 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "inspect": lambda quick: bench_inspect(100_000 if quick else 1_000_000),
     "classroom": lambda quick: bench_classroom(10 if quick else CLASSROOM_RAMP[-1], [] if quick else CLASSROOM_RAMP,
                                                10 if quick else 20),
+    "classroom_core": lambda quick: bench_one_core((4, 8) if quick else CLASSROOM_CORE_RAMP, 10 if quick else 20),
     "lease": lambda quick: bench_lease(1 if quick else 3),
     "hub": lambda quick: bench_hub(4 if quick else 20, 10 if quick else 20),
     # a quick run leaves the stored growth run (the notebook's figure) alone

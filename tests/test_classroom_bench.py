@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -111,13 +112,34 @@ def test_a_page_without_a_kernel_says_what_it_showed_instead():
     assert classroom._page_says("") == "0 bytes; text ''"
 
 
+@pytest.mark.parametrize("text", ["", "a", "0,x", "-1"])
+def test_app_cpus_that_are_not_cpu_numbers_are_one_line(text, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        classroom.main(["--app-cpus", text])
+    assert exit_.value.code == 2
+    assert "--app-cpus must be CPU numbers separated by commas (e.g. 0), got" in capsys.readouterr().err
+
+
+def test_app_cpus_must_leave_a_cpu_to_the_students_and_be_this_processs():
+    mine = os.sched_getaffinity(0)
+    for cpus in (set(mine), {max(mine) + 1}):
+        with pytest.raises(ValueError, match=r"^app CPUs must be some of this process's CPUs .*, leaving one"):
+            classroom.bench_classroom(1, [], app_cpus=cpus)  # refused before any app starts
+    assert os.sched_getaffinity(0) == mine
+
+
 @pytest.mark.slow
 def test_two_students_on_a_real_app(monkeypatch):
     # The app's kernels take an 8 s lease (from the environment they inherit),
     # so the pause step's 16 s, twice the lease, lets the first one's lapse.
     monkeypatch.setenv("ECHOMQ_VIZ_LEASE_SECONDS", "8")
-    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16)
+    mine = sorted(os.sched_getaffinity(0))
+    app_cpus = {mine[0]} if len(mine) > 1 else None  # the app on one CPU, the students on the others
+    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16, app_cpus=app_cpus)
     step = results["classroom_steps"][-1]
+    if app_cpus:  # the server, the kernels and Redis ran on that CPU alone; this process has all of its own back
+        assert step["app_cpus"] == [mine[0]] and results["classroom_cpus"] == {"app": [mine[0]], "students": mine[1:]}
+        assert sorted(os.sched_getaffinity(0)) == mine
     assert results["classroom_sessions"] == 2
     assert step["moves"] > 0 and results["classroom_p95_ms"] is not None  # frames were measured
     assert step["presses"] > 0  # the Redis switch was pressed and its result read
