@@ -548,6 +548,8 @@ class App:
 
     def cpus_in_use(self) -> list[int]:
         """The CPUs the app's processes may run on (all of them together)."""
+        if not hasattr(psutil.Process, "cpu_affinity"):  # Linux, Windows and FreeBSD only
+            return sorted(my_cpus())
         cpus: set[int] = set()
         for proc in [psutil.Process(self.process.pid), *self.family()]:
             try:
@@ -698,6 +700,13 @@ HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'
           f"cpu ms/move {'/'.join((*CPU_PARTS, 'total'))}")
 
 
+def my_cpus() -> set[int]:
+    """The CPUs this process may run on (all of them where that cannot be asked)."""
+    if hasattr(os, "sched_getaffinity"):
+        return set(os.sched_getaffinity(0))
+    return set(range(os.cpu_count() or 1))
+
+
 def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print,
                     pause_s: float = 40.0, app_cpus: set[int] | None = None) -> dict:
     """Start the app, run the ramp up to ``sessions`` students, stop the app;
@@ -709,9 +718,11 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
     taken from the app's CPUs."""
     ramp = sorted({n for n in (ramp or []) if n < sessions} | {sessions})
     load_before = os.getloadavg()[0]
-    mine = os.sched_getaffinity(0)
+    mine = my_cpus()
     generator_cpus = None if app_cpus is None else mine - set(app_cpus)
-    if app_cpus is not None and (not app_cpus <= mine or not generator_cpus):
+    if app_cpus is not None and not hasattr(os, "sched_setaffinity"):
+        raise ValueError("app CPUs need Linux (os.sched_setaffinity)")
+    if app_cpus is not None and (not set(app_cpus) <= mine or not generator_cpus):
         raise ValueError(f"app CPUs must be some of this process's CPUs {sorted(mine)}, leaving one or more "
                          f"for the students; got {sorted(app_cpus)}")
     log(HEADER)
@@ -721,7 +732,8 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
         with App(app_cpus) as app:
             results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
     finally:
-        os.sched_setaffinity(0, mine)
+        if generator_cpus:
+            os.sched_setaffinity(0, mine)
     results["classroom_app_log_problems"] = app.problems()
     app.log.close()
     for line in results["classroom_app_log_problems"]:
@@ -745,10 +757,11 @@ CORE_STEP_KEYS = ("sessions", "active", "moves_per_s", "p50_ms", "p95_ms", "erro
 def bench_one_core(ramp: tuple[int, ...] = CORE_RAMP, seconds: float = 20.0, log=print) -> dict:
     """The ramp with the app (server, kernels, Redis) on this process's first
     CPU and the students on the rest; the ``classroom_core_*`` results."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
+    cpus = sorted(my_cpus())
+    if len(cpus) < 2 or not hasattr(os, "sched_setaffinity"):
         return {"classroom_core_max_sessions": None,
-                "classroom_core_note": "needs two CPUs or more: one for the app, the others for the students"}
+                "classroom_core_note": "needs Linux and two CPUs or more: one for the app, the others "
+                                               "for the students"}
     results = bench_classroom(ramp[-1], list(ramp[:-1]), seconds, log, pause_s=0, app_cpus={cpus[0]})
     return {
         "classroom_core_max_sessions": results["classroom_max_sessions"],
