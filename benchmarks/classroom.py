@@ -482,11 +482,17 @@ class App:
     def __enter__(self) -> "App":
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         env.pop("REDIS_URL", None)  # the app's own embedded Redis, as in a classroom; never someone's server
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
-             "--Voila.ip=127.0.0.1"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            preexec_fn=None if self.cpus is None else lambda: os.sched_setaffinity(0, self.cpus))
+        mine = my_cpus()
+        try:
+            if self.cpus is not None:  # a child starts with its parent's CPUs (no preexec_fn: threads)
+                os.sched_setaffinity(0, self.cpus)
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
+                 "--Voila.ip=127.0.0.1"],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+        finally:
+            if self.cpus is not None:
+                os.sched_setaffinity(0, mine)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -727,9 +733,9 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
                          f"for the students; got {sorted(app_cpus)}")
     log(HEADER)
     try:
-        if generator_cpus:
-            os.sched_setaffinity(0, generator_cpus)
         with App(app_cpus) as app:
+            if generator_cpus:
+                os.sched_setaffinity(0, generator_cpus)
             results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
     finally:
         if generator_cpus:
