@@ -554,7 +554,7 @@ class App:
 
     def cpus_in_use(self) -> list[int]:
         """The CPUs the app's processes may run on (all of them together)."""
-        if not hasattr(psutil.Process, "cpu_affinity"):  # Linux, Windows and FreeBSD only
+        if not CAN_PIN:  # nothing was pinned
             return sorted(my_cpus())
         cpus: set[int] = set()
         for proc in [psutil.Process(self.process.pid), *self.family()]:
@@ -706,9 +706,13 @@ HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'
           f"cpu ms/move {'/'.join((*CPU_PARTS, 'total'))}")
 
 
+# Whether a process's CPUs can be set here (Linux): --app-cpus needs it.
+CAN_PIN = hasattr(os, "sched_setaffinity")
+
+
 def my_cpus() -> set[int]:
     """The CPUs this process may run on (all of them where that cannot be asked)."""
-    if hasattr(os, "sched_getaffinity"):
+    if CAN_PIN:
         return set(os.sched_getaffinity(0))
     return set(range(os.cpu_count() or 1))
 
@@ -726,7 +730,7 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
     load_before = os.getloadavg()[0]
     mine = my_cpus()
     generator_cpus = None if app_cpus is None else mine - set(app_cpus)
-    if app_cpus is not None and not hasattr(os, "sched_setaffinity"):
+    if app_cpus is not None and not CAN_PIN:
         raise ValueError("app CPUs need Linux (os.sched_setaffinity)")
     if app_cpus is not None and (not set(app_cpus) <= mine or not generator_cpus):
         raise ValueError(f"app CPUs must be some of this process's CPUs {sorted(mine)}, leaving one or more "
@@ -764,10 +768,9 @@ def bench_one_core(ramp: tuple[int, ...] = CORE_RAMP, seconds: float = 20.0, log
     """The ramp with the app (server, kernels, Redis) on this process's first
     CPU and the students on the rest; the ``classroom_core_*`` results."""
     cpus = sorted(my_cpus())
-    if len(cpus) < 2 or not hasattr(os, "sched_setaffinity"):
+    if len(cpus) < 2 or not CAN_PIN:
         return {"classroom_core_max_sessions": None,
-                "classroom_core_note": "needs Linux and two CPUs or more: one for the app, the others "
-                                               "for the students"}
+                "classroom_core_note": "needs Linux and two CPUs or more: one for the app, the others for the students"}
     results = bench_classroom(ramp[-1], list(ramp[:-1]), seconds, log, pause_s=0, app_cpus={cpus[0]})
     return {
         "classroom_core_max_sessions": results["classroom_max_sessions"],

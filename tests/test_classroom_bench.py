@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -120,7 +119,7 @@ def test_app_cpus_that_are_not_cpu_numbers_are_one_line(text, capsys):
     assert "--app-cpus must be CPU numbers separated by commas (e.g. 0), got" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
+@pytest.mark.skipif(not classroom.CAN_PIN, reason="CPU affinity is Linux's")
 def test_app_cpus_must_leave_a_cpu_to_the_students_and_be_this_processs():
     mine = classroom.my_cpus()
     for cpus in (set(mine), {max(mine) + 1}):
@@ -136,7 +135,7 @@ def test_two_students_on_a_real_app(monkeypatch):
     monkeypatch.setenv("ECHOMQ_VIZ_LEASE_SECONDS", "8")
     mine = sorted(classroom.my_cpus())
     # the app on one CPU, the students on the others (where CPU affinity can be set)
-    app_cpus = {mine[0]} if len(mine) > 1 and hasattr(os, "sched_setaffinity") else None
+    app_cpus = {mine[0]} if len(mine) > 1 and classroom.CAN_PIN else None
     results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16, app_cpus=app_cpus)
     step = results["classroom_steps"][-1]
     if app_cpus:  # the server, the kernels and Redis ran on that CPU alone; this process has all of its own back

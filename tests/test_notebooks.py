@@ -286,6 +286,7 @@ ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPE
 import nbformat
 from nbclient import NotebookClient
 from echomq_viz._kernel_channels import private_kernel_config
+from echomq_viz._process import cmdline, descendants, proc_table
 
 workdir, paths = sys.argv[1], sys.argv[2:]
 for path in paths:
@@ -296,7 +297,6 @@ for path in paths:
 print("executed", len(paths), flush=True)
 
 def below_me():
-    from echomq_viz._process import cmdline, descendants, proc_table
     table, me = proc_table(), os.getpid()
     found = {}
     for pid in descendants(me, table):

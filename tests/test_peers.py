@@ -15,6 +15,7 @@ import pytest
 
 from conftest import SERVER_KINDS, assert_refused, server_binary
 from echomq_viz import server as server_mod
+from echomq_viz._process import _running
 from echomq_viz.owners import _demo_owner, lease_key, this_owner
 from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, correct_order, details, node_missing,
                               observe, observe_all, peer_makers, workload)
@@ -313,13 +314,10 @@ def test_the_node_runner_ends_with_its_peer(tcp_server):
     from echomq_viz.peers.bull_peer import BullPeer
 
     peer = BullPeer(tcp_server.client())
-    pid = peer.runner.pid
-    assert psutil.pid_exists(pid) and "node_runner.js" in " ".join(psutil.Process(pid).cmdline())
+    runner = psutil.Process(peer.runner.pid)
+    assert "node_runner.js" in " ".join(runner.cmdline())
     peer.close()
-    try:
-        assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, "the node runner outlived its peer"
-    except psutil.NoSuchProcess:
-        pass  # gone, and reaped
+    assert not _running(runner), "the node runner outlived its peer"  # gone, or a zombie
 
 
 # -- growth ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import server_binary
 from echomq_viz import server as server_mod
-from echomq_viz._process import cmdline
+from echomq_viz._process import _running, cmdline
 from echomq_viz.server import (
     RedisServer, RedisUnavailable, connect, free_tcp_port, redact_url, url_or_private_server,
 )
@@ -27,7 +27,7 @@ from echomq_viz.server import (
 def _alive(pid: int) -> bool:
     # a zombie is gone for our purposes; so is a process that ends while we look
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return _running(psutil.Process(pid))
     except psutil.NoSuchProcess:
         return False
 
