@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import html
 import json
 import os
@@ -59,6 +60,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import orjson
@@ -66,6 +68,7 @@ import psutil
 from tornado.httpclient import AsyncHTTPClient
 from tornado.websocket import websocket_connect
 
+from echomq_viz._process import _running
 from echomq_viz.server import free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -482,17 +485,11 @@ class App:
     def __enter__(self) -> "App":
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         env.pop("REDIS_URL", None)  # the app's own embedded Redis, as in a classroom; never someone's server
-        mine = my_cpus()
-        try:
-            if self.cpus is not None:  # a child starts with its parent's CPUs (no preexec_fn: threads)
-                os.sched_setaffinity(0, self.cpus)
+        with running_on(self.cpus):  # the app starts with this thread's CPUs
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
                  "--Voila.ip=127.0.0.1"],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-        finally:
-            if self.cpus is not None:
-                os.sched_setaffinity(0, mine)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -519,7 +516,7 @@ class App:
         # The launcher promises nothing outlives it; note (and end) anything that does.
         for proc in family:
             try:
-                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                if _running(proc):
                     self.leftovers.append(proc.pid)
                     proc.kill()
             except psutil.NoSuchProcess:
@@ -717,6 +714,23 @@ def my_cpus() -> set[int]:
     return set(range(os.cpu_count() or 1))
 
 
+@contextlib.contextmanager
+def running_on(cpus: set[int] | None) -> Iterator[None]:
+    """This thread runs on ``cpus`` for the block, then on its own CPUs
+    again; None changes nothing. A process started meanwhile keeps them (a
+    child starts with its parent's CPUs; no preexec_fn, which is not safe in
+    a process with threads)."""
+    if cpus is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float = 20.0, log=print,
                     pause_s: float = 40.0, app_cpus: set[int] | None = None) -> dict:
     """Start the app, run the ramp up to ``sessions`` students, stop the app;
@@ -736,14 +750,8 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
         raise ValueError(f"app CPUs must be some of this process's CPUs {sorted(mine)}, leaving one or more "
                          f"for the students; got {sorted(app_cpus)}")
     log(HEADER)
-    try:
-        with App(app_cpus) as app:
-            if generator_cpus:
-                os.sched_setaffinity(0, generator_cpus)
-            results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
-    finally:
-        if generator_cpus:
-            os.sched_setaffinity(0, mine)
+    with App(app_cpus) as app, running_on(generator_cpus):
+        results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s))
     results["classroom_app_log_problems"] = app.problems()
     app.log.close()
     for line in results["classroom_app_log_problems"]:
