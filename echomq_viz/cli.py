@@ -140,12 +140,16 @@ def _redis_watch(server: RedisServer | None) -> Callable[[], bool] | None:
 
     def watch() -> bool:
         news = server.events()
-        if server.running:
+        # "died" may be read while the supervisor is still cleaning up: it ends the watch all the same
+        if server.running and server.death is None:
             for line in news:
                 _say(line)
             return True
         news += server.events()  # it may have said why between the read above and its exit
-        _say(f"{news[-1] if news else 'the embedded redis-server is gone'}; stopping")
+        for line in news:
+            if line != server.death:
+                _say(line)
+        _say(f"{server.death or 'the embedded redis-server is gone'}; stopping")
         return False
 
     return watch

@@ -168,6 +168,7 @@ class RedisServer:
         self.pid: int | None = None
         self._supervisor: subprocess.Popen | None = None
         self._pending = b""  # supervisor output not yet split into lines
+        self.death: str | None = None  # why redis-server is gone for good, once the supervisor said so
 
     # -- addresses -------------------------------------------------------------
 
@@ -215,6 +216,7 @@ class RedisServer:
                   "password": self.password, "timeout": timeout, "keep_dir": self.keep_dir,
                   "restarts": self.restarts}
         self._pending = b""
+        self.death = None
         self._supervisor = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz._supervisor"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -273,7 +275,8 @@ class RedisServer:
                             f"empty (pid {pid})")
             elif kind == "died":
                 old, _, reason = rest.partition(" ")
-                news.append(f"redis-server (pid {old}) {reason}")
+                self.death = f"redis-server (pid {old}) {reason}"
+                news.append(self.death)
         return news
 
     def stop(self) -> None:

@@ -549,6 +549,20 @@ def test_the_watch_says_why_redis_died_even_when_it_spoke_after_the_first_look(m
     assert said == [f"echomq-viz: redis-server (pid {pid}) was killed by signal 9; stopping"]
 
 
+def test_the_watch_stops_on_died_even_while_the_supervisor_still_runs(monkeypatch, capsys):
+    # The other race: the watch reads "died" while the supervisor is still cleaning up.
+    from echomq_viz.cli import _redis_watch
+
+    with RedisServer(restarts=0) as server:
+        pid = server.pid
+        os.kill(pid, signal.SIGKILL)
+        server._supervisor.wait(20)
+        monkeypatch.setattr(RedisServer, "running", property(lambda self: True))  # as if not yet exited
+        assert _redis_watch(server)() is False
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == [f"echomq-viz: redis-server (pid {pid}) was killed by signal 9; stopping"]
+
+
 # -- what a killed run leaves, the next run deletes ----------------------------------------------------
 
 

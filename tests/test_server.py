@@ -376,6 +376,7 @@ def test_a_killed_redis_server_is_noticed_not_left_a_zombie(binary):
         wait_for(lambda: not srv.running, 10, "the supervisor to notice redis-server die")
         assert _wait_gone(pid)  # reaped, not a zombie
         assert srv.events() == [f"redis-server (pid {pid}) was killed by signal 9"]
+        assert srv.death == f"redis-server (pid {pid}) was killed by signal 9"
         assert not os.path.exists(directory)
     finally:
         srv.stop()
