@@ -527,9 +527,11 @@ class App:
         self.log.seek(0)
         return log_problems(self.log.read().decode(errors="replace"))
 
-    def family(self) -> list[psutil.Process]:
+    def family(self, with_app: bool = False) -> list[psutil.Process]:
+        """The app's processes below it (and the app's own first, ``with_app``); none once it is gone."""
         try:
-            return psutil.Process(self.process.pid).children(recursive=True)
+            app = psutil.Process(self.process.pid)
+            return [app, *app.children(recursive=True)] if with_app else app.children(recursive=True)
         except psutil.NoSuchProcess:
             return []
 
@@ -554,7 +556,7 @@ class App:
         if not CAN_PIN:  # nothing was pinned
             return sorted(my_cpus())
         cpus: set[int] = set()
-        for proc in [psutil.Process(self.process.pid), *self.family()]:
+        for proc in self.family(with_app=True):
             try:
                 cpus.update(proc.cpu_affinity())
             except psutil.Error:
