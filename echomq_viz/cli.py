@@ -311,6 +311,26 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_acl(args: argparse.Namespace) -> int:
+    """``acl add NAME --out FILE``: a Redis user of the student's own, its URL into FILE, never shown."""
+    from .acl import write_student_url
+
+    url = args.url or os.environ.get(ENV_URL)
+    if not url:
+        print("echomq-viz acl: which Redis? set REDIS_URL (an operator's URL) or give --url URL", file=sys.stderr)
+        return 2
+    try:
+        out = write_student_url(url, args.name, args.out)
+    except RedisUnavailable:
+        raise
+    except Exception as exc:  # a bad name or folder, a user without ACL rights: one line, nothing made
+        print(f"echomq-viz acl: {_one_line(exc, url)}", file=sys.stderr)
+        return 2
+    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys; its REDIS_URL is in {out} "
+          "(only you can read it)")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from .export import ExportError, export_notebooks
 
@@ -335,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "with a private Redis.",
         epilog="Options lab and app do not know go to JupyterLab or Voila, "
                "e.g. echomq-viz app --theme=dark")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,export,singleuser}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,acl,export,singleuser}")
     parser.commands = {}  # name -> its parser, for errors found after parsing
     for name, helptext, portname in (
         ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
@@ -360,6 +380,14 @@ def build_parser() -> argparse.ArgumentParser:
     clean = sub.add_parser("clean", help="remove the demo keys no live kernel owns from REDIS_URL")
     parser.commands["clean"] = clean
     clean.add_argument("--url", help="this Redis instead of REDIS_URL")
+    acl = sub.add_parser("acl", help="a Redis user per student on a shared Redis")
+    parser.commands["acl"] = acl
+    acl_sub = acl.add_subparsers(dest="action", required=True, metavar="{add}")
+    acl_add = acl_sub.add_parser("add", help="create or update the user NAME (a fresh password) that reaches only "
+                                 "its own demo keys, and write its REDIS_URL to FILE (0600), never shown")
+    acl_add.add_argument("name", metavar="NAME", help="the student's name (on a hub: their hub user name)")
+    acl_add.add_argument("--out", metavar="FILE", required=True, help="where the student's REDIS_URL goes")
+    acl_add.add_argument("--url", help="the operator's Redis URL instead of REDIS_URL")
     export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
     export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
     export.add_argument("--out", default="build/html", help="output folder (default build/html)")
@@ -396,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_export(args)
         if args.command == "clean":
             return cmd_clean(args)
+        if args.command == "acl":
+            return cmd_acl(args)
         if args.command == "app":
             return cmd_app(args, extra)
         if args.command == "singleuser":

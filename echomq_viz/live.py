@@ -12,17 +12,20 @@ and so can a plain script.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from redis.exceptions import RedisError
+
 from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
-from . import owners
 from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, check_client, claim, clean_orphans
+from .redis_errors import one_line
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
-from .scripts import Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
+from .scripts import BatchError, Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
 from .server import connect
 
 __all__ = [
@@ -130,6 +133,11 @@ class Demo:
             check_client(client)
         self.client = client if client is not None else connect()
         self.owner = claim(self.client)
+        room = MAX_NAME_LENGTH - len(OWNER_MARK) - len(self.owner)  # a namespaced token is longer
+        if len(self.name) > room:
+            raise ValueError(f"demo queue name must be 1..{room} characters on this Redis user (the owner's "
+                             f"{OWNER_MARK!r} and token {self.owner!r} take {MAX_NAME_LENGTH - room} more), "
+                             f"got {len(self.name)}")
         self.ctx = QueueContext(f"{self.name}{OWNER_MARK}{self.owner}")
         self.scripts = Scripts(self.client)
         self._past_the_limit = None  # registered on first teaching use
@@ -145,8 +153,9 @@ class Demo:
         if owner != self.owner:
             lapsed, self.owner = self.queue, owner
             self.ctx = QueueContext(f"{self.name}{OWNER_MARK}{owner}")
-            raise LeaseLost(f"this kernel's lease lapsed (paused over {owners.LEASE_SECONDS:g} s?), so {lapsed} may "
-                            f"have been cleaned: nothing was done; this Demo now uses {self.queue}, run it again")
+            raise LeaseLost(f"this kernel's lease on Redis is gone (it expired, was evicted or was deleted), so "
+                            f"{lapsed} may have been cleaned: nothing was done; this Demo now uses {self.queue}, "
+                            "run it again")
 
     def reset(self) -> int:
         """Delete this demo queue's keys and nothing else; renews the lease
@@ -289,3 +298,32 @@ class Demo:
             raise RuntimeError(f"the consume script found no job in {self.queue} right after two adds")
         return Comparison(score_a, score_b, "A" if first.id == job_a else "B", job_a, job_b)
 
+
+def _where(client) -> str:
+    """Which Redis a client reaches, for an error line (never a password)."""
+    try:
+        kwargs = client.connection_pool.connection_kwargs
+    except AttributeError:
+        return "the Redis Cluster" if client is not None else "the Redis"
+    return kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+
+
+def _in_one_line(method):
+    """``method`` with a Redis error raised as its one line (see :mod:`echomq_viz.redis_errors`)."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except BatchError:  # one line already, with the ids that went in
+            raise
+        except RedisError as exc:
+            if hasattr(exc, "_render_traceback_"):  # said already, by a call inside this one
+                raise
+            raise one_line(exc, _where(getattr(self, "client", None))) from exc
+    return call
+
+
+for _name, _method in list(vars(Demo).items()):
+    if callable(_method) and (_name == "__init__" or not _name.startswith("_")):
+        setattr(Demo, _name, _in_one_line(_method))
+del _name, _method

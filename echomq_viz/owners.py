@@ -4,6 +4,12 @@ Many processes share one Redis (app visitors, JupyterLab users, test runs),
 so every demo queue belongs to one of them: its name ends in ``@<token>``,
 the owning process's random token, as in ``emq:{viz-01-score@3fa9c1d2}:pc``.
 The owner's lease key, renewed by a daemon thread, says the process lives.
+
+Namespaces: on a Redis user other than ``default`` (one made by
+:mod:`echomq_viz.acl`, one per student), the token starts with that user's
+name, escaped (:func:`namespace_of`): ``emq:{viz-01-score@alice.3fa9c1d2}:pc``.
+One ACL key pattern, :func:`key_pattern`, then covers exactly one user's
+demo keys and leases, and no other user's, even one whose name is a prefix.
 A process that exits deletes its demo keys and lease; :func:`clean_orphans`
 removes the keys of one that died without exiting, once its lease expired.
 
@@ -38,10 +44,14 @@ from .checks import check_str
 from .keys import MAX_NAME_LENGTH
 
 __all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "ENV_LEASE", "LeaseLost", "DemoKeysForbidden",
-           "lease_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner"]
+           "lease_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner",
+           "namespace_of", "key_pattern"]
 
 DEMO_PREFIX = "viz-"
 OWNER_MARK = "@"  # between a demo queue's base name and its owner's token
+NAMESPACE_MARK = "."  # between a namespace and the random part of a token; never in a namespace
+MAX_NAMESPACE = 24  # escaped; a longer one is shortened with a hash (see namespace_of)
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 ENV_LEASE = "ECHOMQ_VIZ_LEASE_SECONDS"
 LEASE_RANGE = (1.0, 3600.0)
 
@@ -62,11 +72,12 @@ def lease_seconds(environ=os.environ) -> float:
 
 LEASE_SECONDS = lease_seconds()  # an owner's keys turn orphan this long after its last renewal
 
-_TOKEN = re.compile(r"[0-9a-f]{8}")
+_TOKEN_TEXT = r"(?:[a-z0-9-]{1,%d}\.)?[0-9a-f]{8}" % MAX_NAMESPACE  # [<namespace>.]<8 hex digits>
+_TOKEN = re.compile(_TOKEN_TEXT)
 # A demo key: emq:{viz-<base>@<token>}:..., the base as QueueContext allows it, without '@'.
-_DEMO_KEY = re.compile(r"emq:\{(viz-[^{}:@\s\x00-\x1f\x7f]+@([0-9a-f]{8}))\}:")
+_DEMO_KEY = re.compile(r"emq:\{(viz-[^{}:@\s\x00-\x1f\x7f]+@(%s))\}:" % _TOKEN_TEXT)
 # Any text naming an owner's queue or lease (an empty base too: the lease), for other_owners_in.
-_DEMO_NAME = re.compile(r"(viz-[^{}:@\s\x00-\x1f\x7f]*@([0-9a-f]{8}))")
+_DEMO_NAME = re.compile(r"(viz-[^{}:@\s\x00-\x1f\x7f]*@(%s))" % _TOKEN_TEXT)
 _SCAN_BATCH = 1000
 _LUA = Path(__file__).resolve().parent / "lua" / "owners"
 if not _LUA.is_dir():  # a source checkout keeps lua/ at the top level
@@ -83,8 +94,9 @@ class _OneLine:
 
 
 class LeaseLost(_OneLine, RuntimeError):
-    """This process's lease lapsed: its demo queues may have been cleaned;
-    nothing was written, and it works on fresh queues from now on."""
+    """This process's lease is gone (expired, evicted or deleted): its demo
+    queues may have been cleaned; nothing was written, and it works on fresh
+    queues from now on."""
 
 
 class DemoKeysForbidden(_OneLine, PermissionError):
@@ -96,8 +108,53 @@ def lease_key(token: str) -> str:
     ``emq:{viz-@<token>}:lease``: no demo queue's keys can match it, as a
     demo name holds at least one character after ``viz-``."""
     if not _TOKEN.fullmatch(check_str("owner token", token)):
-        raise ValueError(f"owner token must be 8 lowercase hex digits, got {token!r}")
+        raise ValueError(f"owner token must be 8 lowercase hex digits, after '<namespace>.' or not, "
+                         f"got {token!r}")
     return f"emq:{{{DEMO_PREFIX}{OWNER_MARK}{token}}}:lease"
+
+
+def namespace_of(user: str) -> str:
+    """The namespace a Redis user's tokens start with: the name with every
+    character but ``a-z 0-9`` written as ``-`` and two or more hex digits
+    (``Alice@school.org`` -> ``-41lice-40school-2eorg``; beyond ASCII,
+    each byte of its UTF-8), so two names never share one, and it never holds ``.``, ``@`` or a glob character. Past
+    :data:`MAX_NAMESPACE` characters it is cut and ends in ``--`` and 8 hex
+    digits of its SHA-256 (``--`` never occurs in an escaped name)."""
+    import hashlib
+
+    check_str("user name", user, max_length=512)
+    raw = user.encode("utf-8", "surrogatepass")  # each byte escaped on its own: a fixed width, so one reading
+    escaped = "".join(chr(byte) if chr(byte) in _PLAIN else f"-{byte:02x}" for byte in raw)
+    if len(escaped) <= MAX_NAMESPACE:
+        return escaped
+    digest = hashlib.sha256(raw).hexdigest()[:8]
+    return f"{escaped[:MAX_NAMESPACE - 10].rstrip('-')}--{digest}"
+
+
+def key_pattern(namespace: str) -> str:
+    """The ACL key pattern of one namespace's demo keys and leases,
+    ``emq:{viz-*@<namespace>.????????}:*``. Its fixed end, ``.``, eight
+    characters and ``}:``, sits right before the only ``}`` of a demo key, so
+    the ``@`` before the namespace is the key's own: another namespace, even
+    one ending in this one, never matches."""
+    if not re.fullmatch(r"[a-z0-9-]{1,%d}" % MAX_NAMESPACE, check_str("namespace", namespace)):
+        raise ValueError(f"namespace must be what namespace_of gives (1..{MAX_NAMESPACE} of a-z 0-9 -), "
+                         f"got {namespace!r}")
+    return f"emq:{{{DEMO_PREFIX}*{OWNER_MARK}{namespace}{NAMESPACE_MARK}????????}}:*"
+
+
+def _user_namespace(client: Any) -> str | None:
+    """The namespace of the Redis user ``client`` is logged in as, or None
+    for ``default`` (or a server that cannot say: before Redis 6)."""
+    twin = _quiet_twin(client.get_primaries()[0].redis_connection if hasattr(client, "get_primaries") else client)
+    try:
+        user = twin.execute_command("ACL", "WHOAMI")
+    except ResponseError:  # no ACL, or not allowed to ask: the namespace of no one
+        return None
+    finally:
+        twin.connection_pool.disconnect()
+    user = user.decode("utf-8", "surrogateescape") if isinstance(user, bytes) else str(user)
+    return None if user == "default" else namespace_of(user)
 
 
 def check_client(client: object) -> None:
@@ -109,11 +166,12 @@ def check_client(client: object) -> None:
 
 
 def _identity(client: Any) -> tuple:
-    """Which server and database a client reaches (a cluster: its primaries)."""
+    """Which server, database and user a client reaches (a cluster: its primaries)."""
     if hasattr(client, "get_primaries"):
         return ("cluster", *sorted(node.name for node in client.get_primaries()))
     kwargs = client.connection_pool.connection_kwargs
-    return (kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}", kwargs.get("db", 0))
+    return (kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}", kwargs.get("db", 0),
+            kwargs.get("username"))
 
 
 def _quiet_twin(client: Any, on_connect: Callable[[Any], None] | None = None):
@@ -195,7 +253,8 @@ def other_owners_in(text: str) -> set[str]:
 
 
 def this_owner() -> str:
-    """This process's owner token (its demo queues end in ``@<token>``)."""
+    """This process's owner token (its demo queues end in ``@<token>``,
+    ``@<namespace>.<hex>`` on a Redis user of its own)."""
     return _OWNER.token
 
 
@@ -254,7 +313,7 @@ def clean_orphans(client: Any) -> int:
     removed = 0
     try:
         for node in server.nodes:
-            for owners in _scan_demo_keys(node, "[0-9a-f]" * 8):
+            for owners in _scan_demo_keys(node, "*"):  # _DEMO_KEY then keeps only real tokens
                 for token, queues in owners.items():
                     removed += _unlink_orphaned(server, node, token, queues)
     finally:
@@ -267,6 +326,7 @@ class _Owner:
     on every Redis it made a Demo on, renewed while the process lives."""
 
     def __init__(self) -> None:
+        self.namespace: str | None = None  # of the Redis user of its first lease (see _user_namespace)
         self.token = secrets.token_hex(4)
         self._proof = secrets.token_hex(16).encode()  # the lease's value: ours, not a token twin's
         self._servers: dict[tuple, _Server] = {}
@@ -294,7 +354,15 @@ class _Owner:
                 ) from None
             return self.token
 
+    def _fresh_token(self) -> str:
+        hex_part = secrets.token_hex(4)
+        return hex_part if self.namespace is None else f"{self.namespace}{NAMESPACE_MARK}{hex_part}"
+
     def _take(self, client: Any) -> None:
+        if not self._servers:  # nothing named after the token yet: it may still take a namespace
+            self.namespace = _user_namespace(client)
+            if self.namespace is not None and not self.token.startswith(self.namespace + NAMESPACE_MARK):
+                self.token = self._fresh_token()
         server = _Server(client, self.token, self._set_up)
         try:
             while not server.lease_node.set(lease_key(self.token), self._proof, nx=True,
@@ -303,7 +371,7 @@ class _Owner:
                     break  # ours already: the same server under another address
                 if self._servers:
                     raise RuntimeError(f"another live process owns the token {self.token}: restart this one")
-                self.token = secrets.token_hex(4)  # a twin; nothing is named after ours yet
+                self.token = self._fresh_token()  # a twin; nothing is named after ours yet
                 server.close()
                 server = _Server(client, self.token, self._set_up)
         except BaseException:
@@ -319,7 +387,7 @@ class _Owner:
         """A new token and proof; the old token's keys go where its lease still holds."""
         servers, self._servers = list(self._servers.values()), {}
         self._release(servers)
-        self.token = secrets.token_hex(4)
+        self.token = self._fresh_token()
         self._proof = secrets.token_hex(16).encode()
 
     def _set_up(self, server: _Server, connection: Any) -> None:

@@ -64,6 +64,9 @@ ENV_SERVER = "ECHOMQ_VIZ_REDIS_SERVER"
 class RedisUnavailable(ConnectionError):
     """No usable Redis: the message says which server and why."""
 
+    def _render_traceback_(self) -> list[str]:  # IPython shows this one line, not a traceback
+        return [f"{type(self).__name__}: {self}"]
+
 
 def find_redis_server() -> str:
     """Path of the redis-server binary to run (see the module docstring)."""

@@ -401,7 +401,7 @@ def test_demo_and_clean_orphans_on_a_cluster():
 
 
 @pytest.mark.parametrize("token, error, message", [
-    ("3FA9C1D2", ValueError, "owner token must be 8 lowercase hex digits, got '3FA9C1D2'"),
+    ("3FA9C1D2", ValueError, "owner token must be 8 lowercase hex digits, after '<namespace>.' or not, got '3FA9C1D2'"),
     (0x3FA9C1D2, TypeError, "owner token must be a str, got int 1068089810"),
 ])
 def test_lease_key_refuses_what_is_no_owner_token(token, error, message):
