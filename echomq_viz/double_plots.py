@@ -16,6 +16,7 @@ from matplotlib.colors import ListedColormap
 
 from .doubles import EXACT_BITS, EXPONENT_BIAS, MANTISSA_BITS, double_bits, double_fields, exact_bits, spacing
 from .plots import COUNTER_BITS_COLOR, TIER_BITS_COLOR
+from .visual import SMALL, TEXT, TITLE, power
 
 __all__ = [
     "DoubleBits", "draw_double_bits", "update_double_bits", "Spacing", "draw_spacing", "update_spacing",
@@ -27,7 +28,7 @@ FALL_OFF_COLUMNS = 5  # room right of the mantissa for bits that fall off: numbe
 
 # -- the 64 bits, and the bits that fall off ------------------------------------------------
 
-SIGN_COLOR, EXPONENT_COLOR, MANTISSA_COLOR, FALLEN_COLOR = "#6b6b6b", "#2a8c55", "#7b4fa6", "#b00020"
+SIGN_COLOR, EXPONENT_COLOR, MANTISSA_COLOR, FALLEN_COLOR = "#6b6b6b", "#24804d", "#7b4fa6", "#b00020"  # 4.5:1 or more on white, as text
 # Cell codes: 0 empty; pairs (bit 0, bit 1) for sign, exponent, mantissa and the fallen bits; 9 gap.
 _BITS_CMAP = ListedColormap(["white", "#dddddd", SIGN_COLOR, "#cfe8d9", EXPONENT_COLOR,
                              "#e3d6ef", MANTISSA_COLOR, "#f6c9d0", FALLEN_COLOR, "white"])
@@ -74,14 +75,14 @@ def draw_double_bits(ax: Axes, exact: int, stored: float) -> DoubleBits:
     ax.axvline(63.5, color=FALLEN_COLOR, lw=1.5, ls="--")
     ax.set_xlim(-0.5, _COLUMNS - 0.5)
     ax.set_ylim(0, 2)
-    ax.set_yticks([0.5, 1.5], ["exact score\nafter its lead 1", "stored double"], fontsize=8)
-    ax.set_xticks([0, 12, 63], ["bit 63", "51", "0"], fontsize=7)
+    ax.set_yticks([0.5, 1.5], ["exact score\nafter its lead 1", "stored double"], fontsize=SMALL)
+    ax.set_xticks([0, 12, 63], ["bit 63", "51", "0"], fontsize=SMALL)
     for x, label, color, align in ((0.4, "sign", SIGN_COLOR, "right"),
                                    (0.6, "exponent (11 bits)", EXPONENT_COLOR, "left"),
                                    (38, "mantissa (52 bits, after an implicit 1)", MANTISSA_COLOR, "center"),
                                    (64 + FALL_OFF_COLUMNS / 2 - 0.5, "fall off", FALLEN_COLOR, "center")):
-        ax.text(x, 2.08, label, ha=align, va="bottom", fontsize=8, color=color)
-    title = ax.set_title("", fontsize=10, pad=16)
+        ax.text(x, 2.08, label, ha=align, va="bottom", fontsize=SMALL, color=color)
+    title = ax.set_title("", fontsize=TITLE, pad=18)
     bits = DoubleBits(image, title)
     update_double_bits(bits, exact, stored)
     return bits
@@ -108,17 +109,17 @@ def draw_spacing(ax: Axes, stored: float, low: int = 51, high: int = 58) -> Spac
     edges = np.arange(low, high + 1)
     ax.step(edges, edges - MANTISSA_BITS, where="post", color="#555555", lw=1.5)
     ax.axvline(EXACT_BITS, color=FALLEN_COLOR, lw=1, ls="--")
-    ax.text(EXACT_BITS + 0.05, high - MANTISSA_BITS - 0.3, "2^53: whole numbers stop\nbeing 1 apart",
-            fontsize=7, color=FALLEN_COLOR, va="top")
+    ax.text(EXACT_BITS + 0.05, high - MANTISSA_BITS - 0.3, f"{power(2, 53)}: whole numbers\nstop being 1 apart",
+            fontsize=TEXT, color=FALLEN_COLOR, va="top")
     (marker,) = ax.plot([], [], "o", ms=9, mfc="white", mec="black", mew=2, zorder=5)
-    note = ax.text(0.01, 0.97, "", transform=ax.transAxes, va="top", fontsize=8)
-    ax.set_xticks(list(edges), [f"2^{e}" for e in edges], fontsize=7)
+    note = ax.text(0.01, 0.97, "", transform=ax.transAxes, va="top", fontsize=SMALL)
+    ax.set_xticks(list(edges), [power(2, e) for e in edges], fontsize=SMALL)
     steps = list(range(low - MANTISSA_BITS, high - MANTISSA_BITS + 1))
-    ax.set_yticks(steps, [f"{2.0 ** s:g}" for s in steps], fontsize=7)
+    ax.set_yticks(steps, [f"{2 ** s:g}" if s < 0 else f"{2 ** s:,}" for s in steps], fontsize=SMALL)
     ax.set_xlim(low, high)
     ax.set_ylim(low - MANTISSA_BITS - 0.5, high - MANTISSA_BITS + 0.5)
-    ax.set_xlabel("the stored score", fontsize=8)
-    ax.set_ylabel("gap to the next double", fontsize=8)
+    ax.set_xlabel("the stored score", fontsize=SMALL)
+    ax.set_ylabel("gap to the next double", fontsize=SMALL)
     ax.grid(alpha=0.3)
     result = Spacing(marker, note)
     update_spacing(result, stored)
@@ -167,9 +168,9 @@ def draw_bit_budget(ax: Axes, widths: tuple[int, int, int]) -> BitBudget:
     ax.set_xlim(-0.5, 63.5)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
-    ax.set_xticks([0, 63 - EXACT_BITS, 63], ["bit 63", "53", "0"], fontsize=7)
-    labels = [ax.text(0, 1.1, "", ha="center", va="bottom", fontsize=8, color=c) for c in FIELD_COLORS]
-    title = ax.set_title("", fontsize=10, pad=18)
+    ax.set_xticks([0, 63 - EXACT_BITS, 63], ["bit 63", "53", "0"], fontsize=SMALL)
+    labels = [ax.text(0, 1.1, "", ha="center", va="bottom", fontsize=SMALL, color=c) for c in FIELD_COLORS]
+    title = ax.set_title("", fontsize=TITLE, pad=20)
     budget = BitBudget(image, labels, title)
     update_bit_budget(budget, widths)
     return budget

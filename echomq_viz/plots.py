@@ -25,6 +25,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from .checks import check_int
 from .colours import WAIT_COLOR, band_style, tier_color, tier_colors
 from .fast_artists import CellImage, SlidingArrow
+from .visual import SMALL, TEXT, TITLE, power, text_color_on
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score
 
 __all__ = [
@@ -73,8 +74,7 @@ def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
     """Draw the score's 64 bits as cells, dark for 1 and light for 0: the tier
     half in blue, the counter half in orange, bits 63..53 (past a double's
     exact range) in grey. One image, so an update is one ``set_data``."""
-    # ax.imshow(codes, cmap, vmin=0, vmax=5, aspect="auto", extent, interpolation="nearest"),
-    # drawn by lookup: the strip is redrawn on every slider move
+    # ax.imshow(codes, ...), drawn by lookup: the strip is redrawn on every slider move
     image = CellImage(ax, cmap=_STRIP_CMAP, interpolation="nearest")
     image.set_data(_strip_codes(priority_score(priority, counter)))
     image.set_clim(0, 5)
@@ -86,15 +86,14 @@ def draw_bit_strip(ax: Axes, priority: int, counter: int) -> BitStrip:
     ax.set_xlim(-0.5, 63.5)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
-    ax.set_xticks([0, 10, 31, 32, 63], ["63", "53", "32 ", " 31", "0"], fontsize=7)
-    labels = ax.get_xticklabels()
-    labels[2].set_horizontalalignment("right")
-    labels[3].set_horizontalalignment("left")
-    ax.text(5, -0.55, "beyond 2^53", ha="center", va="top", fontsize=7, color="#888888")
+    ax.set_xticks([0, 10, 31, 32, 63], ["63", "53", "32 ", " 31", "0"], fontsize=SMALL)
+    for label, align in zip(ax.get_xticklabels()[2:4], ("right", "left")):
+        label.set_horizontalalignment(align)
+    ax.text(5, -0.7, f"beyond {power(2, 53)}", ha="center", va="top", fontsize=SMALL, color="#555555")
     ax.text(21, 1.08, "high 32 bits: priority (tier)", ha="center", va="bottom",
-            color=TIER_BITS_COLOR, fontsize=9)
+            color=TIER_BITS_COLOR, fontsize=TEXT)
     ax.text(47.5, 1.08, "low 32 bits: arrival counter", ha="center", va="bottom",
-            color=COUNTER_BITS_COLOR, fontsize=9)
+            color=COUNTER_BITS_COLOR, fontsize=TEXT)
     return BitStrip(image)
 
 
@@ -139,15 +138,15 @@ def draw_staircase(ax: Axes, priorities: range, priority: int, counter: int) -> 
                         mutation_scale=10, zorder=3)
     ax.add_patch(jump)
     jump.set_clip_on(False)
-    ax.text(0.01, 0.97, "arrow: the same counter one priority up, +0x100000000", transform=ax.transAxes,
-            color=TIER_BITS_COLOR, fontsize=9, va="top")
+    ax.text(0.01, 0.97, f"arrow: the same counter one priority up, + {power(2, 32)}", transform=ax.transAxes,
+            color=TIER_BITS_COLOR, fontsize=TEXT, va="top")
     ax.set_xlim(priorities.start - 0.8, priorities.stop - 0.2)
     ax.set_ylim(priorities.start - 0.15, priorities.stop + 0.35)
     ax.set_xticks(list(priorities))
     ax.set_xlabel("priority (lower runs first)")
-    ax.set_ylabel("score / 0x100000000")
+    ax.set_ylabel(f"score / {power(2, 32)}")
     ax.grid(axis="y", alpha=0.3)
-    ax.set_title("each bar: one tier's whole counter range; the dot: this job", fontsize=10)
+    ax.set_title("each bar: one tier's whole counter range; the dot: this job", fontsize=TITLE)
     stairs = Staircase(bars, marker, jump, priorities)
     update_staircase(stairs, priority, counter)
     return stairs
@@ -189,16 +188,16 @@ class ScorePair:
 def draw_score_pair(ax: Axes, a: tuple[int, int], b: tuple[int, int]) -> ScorePair:
     """Two jobs' scores as stacked bars: the tier part (priority * 0x100000000)
     and the counter part on top. ``a`` and ``b`` are ``(priority, counter)``."""
-    tier_bars = ax.bar([0, 1], [0, 0], width=0.55, color=TIER_BITS_COLOR, label="priority × 0x100000000")
+    tier_bars = ax.bar([0, 1], [0, 0], width=0.55, color=TIER_BITS_COLOR, label=f"priority × {power(2, 32)}")
     counter_bars = ax.bar([0, 1], [0, 0], width=0.55, color=COUNTER_BITS_COLOR,
-                          label="counter % 0x100000000")
-    labels = [ax.text(x, 0, "", ha="center", va="bottom", fontsize=9, family="monospace")
+                          label=f"counter mod {power(2, 32)}")
+    labels = [ax.text(x, 0, "", ha="center", va="bottom", fontsize=SMALL, family="monospace")
               for x in (0, 1)]
     ax.set_xticks([0, 1], ["job A", "job B"])
-    ax.set_ylabel("score / 0x100000000")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.set_ylabel(f"score / {power(2, 32)}")
+    ax.legend(loc="upper left", fontsize=SMALL)
     ax.grid(axis="y", alpha=0.3)
-    verdict = ax.set_title("", fontsize=10)
+    verdict = ax.set_title("", fontsize=TITLE)
     pair = ScorePair(tier_bars, counter_bars, labels, verdict)
     update_score_pair(pair, a, b)
     return pair
@@ -244,12 +243,12 @@ def draw_queue_strip(ax: Axes, capacity: int, title: str = "") -> QueueStrip:
         box = Rectangle((i + 0.05, 0.1), 0.9, 0.8, facecolor="white", edgecolor="#999999")
         ax.add_patch(box)
         boxes.append(box)
-        texts.append(ax.text(i + 0.5, 0.5, "", ha="center", va="center", fontsize=8))
+        texts.append(ax.text(i + 0.5, 0.5, "", ha="center", va="center", fontsize=SMALL))
     ax.set_xlim(0, capacity)
     ax.set_ylim(0, 1)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=TEXT)
     return QueueStrip(boxes, texts, capacity)
 
 
@@ -259,8 +258,10 @@ def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) ->
     for i, (box, text) in enumerate(zip(strip.boxes, strip.texts)):
         if i < len(entries):
             job_id, priority = entries[i]
-            box.set_facecolor(tier_color(priority) if priority else WAIT_COLOR)
+            fill = tier_color(priority) if priority else WAIT_COLOR
+            box.set_facecolor(fill)
             box.set_edgecolor("black")
+            text.set_color(text_color_on(fill))  # black or white, whichever reads at 4.5:1 or more
             text.set_text(f"{job_id}\n{'p' + str(priority) if priority else 'wait'}")
         else:
             box.set_facecolor("white")
@@ -269,7 +270,6 @@ def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) ->
 
 
 # -- tiers as bands (bands notebook) ---------------------------------------------------
-
 @dataclass
 class Bands:
     spans: list
@@ -288,11 +288,12 @@ SCATTER_LIMIT = 20_000
 def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
     """Tiers ``1..tiers`` as bands of the score axis against the counter.
 
-    The y axis is ``score / 0x100000000``: tier ``p`` is the band
-    ``[p, p + 1)`` and inside it the score climbs with the counter along a
-    diagonal that never reaches the next band. ``zoomed`` narrows the x axis
-    (and, in proportion, the climb inside each band) to the counters in use;
-    otherwise the axis shows the whole 0..2**32 - 1.
+    At full scale the y axis is ``score / 2**32``, to scale: tier ``p`` is
+    the band ``[p, p + 1)`` and inside it the score climbs with the counter
+    along a diagonal that never reaches the next band; the x axis is the
+    whole counter range 0..2**32 - 1. ``zoomed`` narrows the x axis to the
+    counters in use and stretches their climb to fill each band: a schematic,
+    and its axes say so (the y axis names tiers, not scores).
     Fill it with :func:`update_bands`.
     """
     tiers = check_int("tiers", tiers, 1)
@@ -305,14 +306,16 @@ def draw_bands(ax: Axes, tiers: int, *, zoomed: bool = False) -> Bands:
                         edgecolors="black", linewidths=0.3, zorder=3)
     density = ax.imshow(np.zeros((1, 1, 4)), origin="lower", aspect="auto", zorder=3,
                         interpolation="nearest", extent=(0, 1, 1, 2), visible=False)
-    note = ax.text(0.01, 0.99, "", transform=ax.transAxes, va="top", fontsize=8)
+    note = ax.text(0.01, 0.99, "", transform=ax.transAxes, va="top", fontsize=SMALL,
+                   bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     ax.set_xlabel("arrival counter: the low 32 bits")
-    ax.set_ylabel("score / 0x100000000")
     if zoomed:  # whole counters with separators, never an offset like "+3e9"
+        ax.set_ylabel("tier (schematic: each band stretched)")
         ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     else:
-        ax.set_xticks([0, 2**31, 2**32], ["0", "2^31", "2^32"])
+        ax.set_ylabel(f"score / {power(2, 32)}")
+        ax.set_xticks([0, 2**31, 2**32], ["0", power(2, 31), power(2, 32)])
     bands = Bands(spans, lines, points, density, note, zoomed)
     update_bands(bands, np.empty(0), tiers)
     return bands
@@ -338,6 +341,8 @@ def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray, tiers: int)
     pad = 0.02 * width
     ax.set_ylim(1, top + 1)
     ax.set_xlim(lo - pad, hi + pad)
+    if bands.zoomed:  # band names, not score values: inside a band the climb is not to scale
+        ax.set_yticks([p + 0.5 for p in range(1, top + 1)], [f"tier {p:,}" for p in range(1, top + 1)])
     x = counters.astype(np.float64)
     y = tiers_of.astype(np.float64) + (x - lo) / width
     dense = arr.size > SCATTER_LIMIT
@@ -349,10 +354,7 @@ def update_bands(bands: Bands, scores: Sequence[float] | np.ndarray, tiers: int)
     else:
         bands.points.set_offsets(np.column_stack([x, y]))
         bands.points.set_facecolor(tier_colors(tiers_of))
-    if not bands.zoomed:
-        bands.note.set_text(f"{arr.size:,} jobs")
-    else:
-        bands.note.set_text(f"counters {lo:,}..{hi:,}")
+    bands.note.set_text(f"counters {lo:,}..{hi:,}, stretched across each band" if bands.zoomed else f"{arr.size:,} jobs")
 
 
 def _paint_density(image, x: np.ndarray, y: np.ndarray, colors: np.ndarray,
@@ -388,16 +390,16 @@ def draw_frontier(ax: Axes, priority: int, counters: Sequence[int]) -> Frontier:
     double rounds and the points fall onto a staircase: several counters,
     one score.
     """
-    (exact_line,) = ax.plot([], [], color="#999999", lw=1, ls="--", label="exact: score = p·2^32 + counter")
+    (exact_line,) = ax.plot([], [], color="#999999", lw=1, ls="--", label=f"exact: score = p × {power(2, 32)} + counter")
     exact_points = ax.scatter(np.empty(0), np.empty(0), s=36, color="#1b7f3b", zorder=3,
                               label="stored exactly")
     rounded_points = ax.scatter(np.empty(0), np.empty(0), s=36, color="#b00020", marker="s",
                                 zorder=3, label="rounded by the double")
     ax.set_xlabel("arrival counter (INCR pc)")
-    ax.set_ylabel("stored score − priority × 2^32")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.set_ylabel(f"stored score − priority × {power(2, 32)}")
+    ax.legend(loc="upper left", fontsize=SMALL)
     ax.grid(alpha=0.3)
-    title = ax.set_title("", fontsize=10)
+    title = ax.set_title("", fontsize=TITLE)
     frontier = Frontier(exact_line, exact_points, rounded_points, title)
     update_frontier(frontier, priority, counters)
     return frontier
@@ -415,8 +417,7 @@ def update_frontier(frontier: Frontier, priority: int, counters: Sequence[int]) 
     lo, hi = int(min(cs.min(), low.min())), int(max(cs.max(), low.max()))
     ax.set_xlim(cs.min() - 0.5, cs.max() + 0.5)
     ax.set_ylim(lo - 1, hi + 1)
-    rounded = int((~exact).sum())
-    frontier.title.set_text(f"priority {priority:,}: {rounded} of {len(cs)} scores rounded")
+    frontier.title.set_text(f"priority {priority:,}: {int((~exact).sum())} of {len(cs)} scores rounded")
 
 
 def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:
@@ -426,19 +427,23 @@ def draw_tier_boundary(ax: Axes, priority: int, reach: int = 4) -> list:
     tiers are exact, so ``priority`` is at most ``PRIORITY_LIMIT - 1``."""
     priority = check_int("priority", priority, 0, PRIORITY_LIMIT - 1, why="the next tier is exact too")
     reach = check_int("reach", reach, 1, 64)
-    edge = (priority + 1) * TIER_SPAN
     offsets = np.arange(-reach, reach)
     artists = [
         ax.scatter(offsets[offsets < 0], np.zeros(reach), color=tier_color(priority), s=60,
-                   edgecolors="black", zorder=3, label=f"tier {priority}: counter 2^32-{reach}..2^32-1"),
+                   edgecolors="black", zorder=3),
         ax.scatter(offsets[offsets >= 0], np.zeros(reach), color=tier_color(priority + 1), s=60,
-                   edgecolors="black", zorder=3, label=f"tier {priority + 1}: counter 0..{reach - 1}"),
+                   edgecolors="black", zorder=3),
         ax.axvline(-0.5, color="black", lw=1, ls="--"),
     ]
+    # direct labels above each group, clear of the frame and of the dashed edge
+    top = power(2, 32)
+    ax.text(0, 1.06, f"tier {priority:,}: counters\n{top} − {reach} … {top} − 1", transform=ax.transAxes,
+            ha="left", va="bottom", fontsize=SMALL)
+    ax.text(1, 1.06, f"tier {priority + 1:,}: counters\n0 … {reach - 1}", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=SMALL)
     ax.set_yticks([])
     ax.set_xticks(list(offsets))
-    ax.set_xlabel(f"score − {edge:,}  ({priority + 1} × 0x100000000)", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xlabel(f"score − {priority + 1:,} × {top}", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
     ax.set_xlim(-reach - 0.5, reach - 0.5)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 1.45), ncol=1, frameon=False)
     return artists

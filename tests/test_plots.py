@@ -18,7 +18,10 @@ def ax():
 
 def test_the_tier_boundary_takes_every_exact_edge(ax):
     artists = plots.draw_tier_boundary(ax, np.int64(PRIORITY_LIMIT - 1), reach=2)
-    assert len(artists) == 3 and ax.get_xlabel().startswith(f"score − {PRIORITY_LIMIT * 2**32:,}")
+    assert len(artists) == 3 and ax.get_xlabel() == f"score − {PRIORITY_LIMIT:,} × 2³²"
+    labels = [t.get_text() for t in ax.texts]  # direct labels, no legend over the frame
+    assert labels == [f"tier {PRIORITY_LIMIT - 1:,}: counters\n2³² − 2 … 2³² − 1", f"tier {PRIORITY_LIMIT:,}: counters\n0 … 1"]
+    assert ax.get_legend() is None
 
 
 @pytest.mark.parametrize("call, error, message", [

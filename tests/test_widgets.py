@@ -376,8 +376,10 @@ def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
     view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
     report = view.inspect()
     assert report.total == 5 and list(report.tier_counts) == [1, 2, 3, 2**21]
-    assert len(view.bands.points.get_offsets()) == 4  # the job past the limit is not drawn
-    assert "1 jobs outside tiers 1..4 not drawn" in view.summary.value
+    drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
+    assert drawn == 5  # every job, the one past the limit too (a square: its score is rounded)
+    assert len(view.map.points[0][1].get_offsets()) == 1
+    assert view.map.panels[0].get_yticklabels()[-1].get_text() == "tier 2²¹"
     assert view.progress.value == view.progress.max == 5
     assert not view.run_button.disabled
 
@@ -498,10 +500,11 @@ def test_frontier_and_wrap_captions_follow_their_state(demo):
 def test_inspector_caption_counts_what_it_drew(demo, redis_server):
     demo.add_batch([1, 3, 2, 1])
     view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
-    assert caption_of(view) == "Bands of tiers 1-4 on the score axis, empty: nothing read yet."
+    assert caption_of(view) == ("The queue's jobs, one row per tier present, the arrival counter across, "
+                                "empty: nothing read yet.")
     view.run_button.click()
     assert view.status.text == ""
-    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1, tier 4: 0" in caption_of(view)
+    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1." in caption_of(view)
 
 
 # -- one guarded callback for every control ------------------------------------------------------

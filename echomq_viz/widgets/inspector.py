@@ -8,12 +8,12 @@ import re
 import ipywidgets as w
 import numpy as np
 
-from .. import plots
+from .. import queue_plots
 from ..checks import check_int, check_str
 from ..owners import other_owners_in
 from ..server import redact_url
 from .canvas import figure
-from .view import SLIDER_STYLE, WIDE, View, pre_html, tiers_text
+from .view import SLIDER_STYLE, WIDE, View, pre_html
 
 __all__ = ["InspectorView"]
 
@@ -32,7 +32,8 @@ def _without_password(exc: Exception, url: str) -> Exception:
 
 class InspectorView(View):
     """Point at a Redis, prefix and queue; read its prioritized set (read
-    commands only), draw the jobs in their tier bands and list what is wrong.
+    commands only), draw every job (a row per tier present, the counter
+    across) and list what is wrong.
 
     ``ECHOMQ_VIZ_INSPECT`` says where it may connect. ``any``, or unset
     (JupyterLab: one person at one desk), allows any URL. ``own``, set by
@@ -43,7 +44,7 @@ class InspectorView(View):
 
     :param url: a Redis URL; empty for ``REDIS_URL`` or the embedded server.
     :param queue: the queue name as it appears in the keys (``{Q}`` for EchoMQ).
-    :param tiers: how many tiers (from 1) the figure draws.
+    :param tiers: kept for callers of earlier versions: the figure draws every tier present.
     """
 
     MODE_ENV = "ECHOMQ_VIZ_INSPECT"
@@ -54,7 +55,7 @@ class InspectorView(View):
         tiers = check_int("tiers", tiers, 1, 20)
         super().__init__()
         self.report = None
-        self.drawn: dict[int, int] = {}  # tier -> jobs of the report drawn in its band
+        self.drawn: dict[int, int] = {}  # tier -> jobs of the report drawn in its row
         self.tiers = tiers
         self.own_only = os.environ.get(self.MODE_ENV, "any") not in ("any", "")
         shown = url
@@ -69,8 +70,8 @@ class InspectorView(View):
                                    layout=w.Layout(width="200px"))
         self.progress = w.IntProgress(value=0, min=0, max=1, description="reading", style=SLIDER_STYLE)
         self.summary = w.HTML()
-        self.fig = figure(8.4, 3.4)
-        self.bands = plots.draw_bands(self.fig.add_axes((0.08, 0.14, 0.9, 0.76)), tiers, zoomed=True)
+        self.fig = figure(8.4, 3.8)
+        self.map = queue_plots.draw_queue_map(self.fig, (0.14, 0.3, 0.84, 0.58))
         self.widget = w.VBox([self.url, w.HBox([self.prefix, self.queue]),
                               w.HBox([self.run_button, self.progress]), self.fig.canvas, self.caption,
                               self.summary, self.status.widget])
@@ -124,23 +125,25 @@ class InspectorView(View):
                 raise
             raise clean from None  # the chained original would show the password again
         self.report = report
-        shown = report.plottable & (report.tiers >= 1) & (report.tiers <= self.tiers)
-        plots.update_bands(self.bands, report.scores[shown], self.tiers)
-        per_tier = np.bincount(report.tiers[shown], minlength=self.tiers + 1)
-        self.drawn = {p: int(per_tier[p]) for p in range(1, self.tiers + 1)}
+        shown = np.isfinite(report.scores)  # every job with a place on the axes: all but infinite scores
+        queue_plots.update_queue_map(self.map, report.tiers[shown], report.counters[shown],
+                                     ahead=report.ahead_of_pc[shown] if report.pc is not None else None,
+                                     pc_counter=report.pc_counter, left_out=int((~shown).sum()))
+        tiers, counts = np.unique(report.tiers[shown], return_counts=True)
+        self.drawn = {int(t): int(n) for t, n in zip(tiers, counts)}
         hidden = report.total - sum(self.drawn.values())
-        text = report.summary() + (f"\n({hidden:,} jobs outside tiers 1..{self.tiers} not drawn)" if hidden else "")
+        text = report.summary() + (f"\n({hidden:,} jobs with an infinite score not drawn)" if hidden else "")
         self.summary.value = pre_html(text)
         self._redraw_figure()
         return report
 
     def describe(self) -> str:
-        bands = f"Bands of {tiers_text(self.tiers)} on the score axis"
+        rows = "The queue's jobs, one row per tier present, the arrival counter across"
         if self.report is None:
-            return f"{bands}, empty: nothing read yet."
+            return f"{rows}, empty: nothing read yet."
         report = self.report
         drawn = sum(self.drawn.values())
-        counts = ", ".join(f"tier {p}: {n:,}" for p, n in self.drawn.items())
+        counts = ", ".join(f"{queue_plots.tier_name(p)}: {n:,}" for p, n in self.drawn.items())
         hidden = report.total - drawn
-        return (f"{bands} for {report.prefix}:{report.queue}, {drawn:,} jobs drawn: {counts}"
-                + (f"; {hidden:,} more outside these tiers, not drawn." if hidden else "."))
+        return (f"{rows}, for {report.prefix}:{report.queue}, {drawn:,} jobs drawn: {counts}"
+                + (f"; {hidden:,} with an infinite score, not drawn." if hidden else "."))

@@ -131,7 +131,7 @@ class IncludeGraphView(View):
                         arrowstyle="->", color=_REACHES, shrinkA=48, shrinkB=48, lw=1.2))
         for node, (x, y) in where.items():
             on_path = node in reaching or node == target
-            ax.text(x, y, node.removeprefix("includes/"), ha="center", va="center", fontsize=8,
+            ax.text(x, y, node.removeprefix("includes/"), ha="center", va="center", fontsize=9,
                     color="white" if on_path else "#555555",
                     bbox=dict(boxstyle="round", facecolor=_REACHES if on_path else "white",
                               edgecolor=_REACHES if on_path else _ELSEWHERE))
