@@ -67,7 +67,10 @@ COLAB_CELL = colab_cell()  # what the notebooks carry while the project names no
 def repository_of(pyproject: Path) -> str:
     """``owner/name`` of the GitHub repository named in ``[project.urls]``
     (``Repository`` or ``Source``) of ``pyproject``."""
-    import tomllib  # Python 3.11+: a maintainer's tool, not needed to run the notebooks
+    try:  # a maintainer's tool, not needed to run the notebooks: imported here, when used
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:
+        import tomli as tomllib  # Python 3.10: a dependency there (pyproject.toml)
 
     urls = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("urls", {})
     for key in ("Repository", "Source"):
