@@ -19,10 +19,11 @@ from typing import Any
 
 from ..export import cache_root, one_process_at_a_time, run_npm
 
-__all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER"]
+__all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER", "WORKER"]
 
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "node_runner.js"
+WORKER = HERE / "node_worker.js"  # Bull's and BullMQ's producer and worker
 PACKAGE = HERE / "node"
 
 
@@ -55,13 +56,13 @@ def install_node_packages(cache_dir: Path | None = None) -> Path:
 
 
 class NodeRunner:
-    """One ``node node_runner.js`` process; :meth:`request` sends one JSON request."""
+    """One ``node <script>`` process (``node_runner.js`` by default); :meth:`request` sends one JSON request."""
 
-    def __init__(self, cache_dir: Path | None = None, timeout: float = 60.0) -> None:
+    def __init__(self, cache_dir: Path | None = None, timeout: float = 60.0, script: Path = RUNNER) -> None:
         folder = install_node_packages(cache_dir)
         env = {**os.environ, "NODE_PATH": str(folder / "node_modules")}
         self.timeout = timeout
-        self.process = subprocess.Popen([shutil.which("node"), str(RUNNER)], cwd=folder, env=env,
+        self.process = subprocess.Popen([shutil.which("node"), str(script)], cwd=folder, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
 

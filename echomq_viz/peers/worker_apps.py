@@ -1,0 +1,36 @@
+"""The job functions notebook 10's RQ and huey workers run (imported by ``rq worker`` and ``huey_consumer``).
+
+Each appends the job's name to ``viz10:done`` on the worker's Redis, so the
+order a worker ran the jobs in can be read back. The huey instance is
+``PriorityRedisHuey`` with its defaults, on the unix socket named by
+``ECHOMQ_VIZ_PEER_SOCKET``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from huey import PriorityRedisHuey
+
+__all__ = ["record", "huey", "huey_record", "record_huey", "DONE"]
+
+DONE = "viz10:done"
+SOCKET = os.environ.get("ECHOMQ_VIZ_PEER_SOCKET") or "/nonexistent/redis.sock"
+
+
+def record(name: str) -> None:
+    """RQ's job: the worker's own connection appends the name."""
+    from rq import get_current_job
+
+    get_current_job().connection.rpush(DONE, name)
+
+
+huey = PriorityRedisHuey("viz", url=f"unix://{SOCKET}")
+
+
+def record_huey(name: str) -> None:
+    """huey's task body; a producer registers the same function, as huey names a task by its module."""
+    huey.storage.conn.rpush(DONE, name)
+
+
+huey_record = huey.task(name="record")(record_huey)
