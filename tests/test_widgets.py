@@ -85,7 +85,7 @@ def test_hero_still_image_includes_the_moving_artists():
     from matplotlib.image import imread
 
     hero = HeroView(None, priority=4, counter=9)
-    still = imread(io.BytesIO(base64.b64decode(hero._repr_mimebundle_()["image/png"])))
+    still = imread(io.BytesIO(base64.b64decode(hero._repr_mimebundle_()[0]["image/png"])))
     hero.blitter.background = None  # nothing cached: the still must not depend on it
     assert hero.stairs.marker.get_animated()  # still animated for blitting afterwards
     # the marker is a white dot with a black edge: black pixels exist near it
@@ -168,11 +168,11 @@ def test_unreachable_redis_is_one_line_in_the_view(dead_demo):
 
 def test_comparison_hides_scores_until_a_guess():
     view = ComparisonView(None)
-    bundle = view._repr_mimebundle_()
+    bundle = view._repr_mimebundle_()[0]
     assert "image/png" not in bundle and view.fig.canvas.layout.visibility == "hidden"
     view.predict("A")
     assert view.fig.canvas.layout.visibility == "visible"
-    assert "image/png" in view._repr_mimebundle_()
+    assert "image/png" in view._repr_mimebundle_()[0]
     assert bundle["text/plain"] == "ComparisonView(a=(1, 4000000000), b=(2, 1), prediction=None)"
 
 

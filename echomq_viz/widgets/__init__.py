@@ -27,12 +27,21 @@ _WHERE = {
     "BandsView": ".bands", "FrontierView": ".frontier", "WrapView": ".frontier", "DoubleView": ".double",
     "InspectorView": ".inspector", "IncludeGraphView": ".paths", "PathView": ".paths",
     "DesignsView": ".designs", "PackingView": ".designs", "show_lua": ".lua_source", "one_line": ".view",
+    # the answers and steps a notebook shows beside a view, never through it
+    "Answer": ".answer", "score_text": ".hero", "add_and_compare": ".hero", "compare_on_redis": ".comparison",
+    "comparison_answer": ".comparison", "fill_queue": ".consume", "queue_table": ".consume",
+    "expected_order": ".consume", "frontier_summary": ".frontier", "frontier_on_redis": ".frontier",
+    "wrap_on_redis": ".frontier", "store_double": ".double", "path_answer": ".paths",
+    "run_scenario": ".designs", "packing_text": ".designs", "packing_answer": ".designs",
 }
 
 __all__ = [
     "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "DoubleView",
     "InspectorView", "IncludeGraphView", "PathView", "DesignsView", "PackingView",
     "show_lua", "one_line", "hero_figure",
+    "Answer", "score_text", "add_and_compare", "compare_on_redis", "comparison_answer", "fill_queue",
+    "queue_table", "expected_order", "frontier_summary", "frontier_on_redis", "wrap_on_redis", "store_double",
+    "path_answer", "run_scenario", "packing_text", "packing_answer",
 ]
 
 

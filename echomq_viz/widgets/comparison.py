@@ -10,10 +10,11 @@ from .. import plots
 from ..checks import check_int, describe
 from ..live import Comparison, Demo
 from ..score import COUNTER_MASK, TIER_SPAN, priority_score
+from .answer import Answer
 from .canvas import figure
 from .view import SLIDER_STYLE, View, pre_html, require_demo
 
-__all__ = ["ComparisonView"]
+__all__ = ["ComparisonView", "verdict_text", "compare_on_redis", "comparison_answer"]
 
 
 def _job(what: str, job: object, max_priority: int) -> tuple[int, int]:
@@ -81,6 +82,11 @@ class ComparisonView(View):
     def job_b(self) -> tuple[int, int]:
         return self.b_priority.value, self.b_counter.value
 
+    guess_first = True
+
+    def answered(self) -> bool:
+        return self.prediction.value is not None or self.result is not None
+
     def _still_allowed(self) -> bool:
         return self.prediction.value is not None  # no spoiler before a guess
 
@@ -91,22 +97,7 @@ class ComparisonView(View):
 
     def verdict_text(self) -> str:
         """Both composite scores, which is smaller, and why."""
-        (pa, ca), (pb, cb) = self.job_a, self.job_b
-        sa, sb = priority_score(pa, ca), priority_score(pb, cb)
-        lines = [f"A: {pa} × 0x100000000 + {ca % TIER_SPAN:>13,} = {sa:>16,}",
-                 f"B: {pb} × 0x100000000 + {cb % TIER_SPAN:>13,} = {sb:>16,}"]
-        if sa == sb:
-            lines.append("Equal scores: ZPOPMIN then orders by member, not by arrival.")
-            return "\n".join(lines)
-        first = "A" if sa < sb else "B"
-        if pa != pb:
-            why = (f"The tiers differ, so the high bits decide: one priority step is {TIER_SPAN:,},\n"
-                   f"more than any counter gap (at most {COUNTER_MASK:,}).")
-        else:
-            why = "Same tier: the high bits tie and the low bits, the arrival counter, decide."
-        lines.append(f"{first} has the smaller score, so ZPOPMIN pops {first} first.")
-        lines.append(why)
-        return "\n".join(lines)
+        return verdict_text(self.job_a, self.job_b)
 
     def describe(self) -> str:
         if self.prediction.value is None:
@@ -135,11 +126,49 @@ class ComparisonView(View):
         demo = self._require_demo()
         result = demo.compare(self.job_a, self.job_b)
         self.result = result
-        guess = self.prediction.value
-        verdict = "no guess made" if guess is None else (
-            "you were right" if guess == result.popped else "not what you guessed")
-        self.redis_text = (f"Redis popped job {result.popped} first "
-                           f"(stored scores A {int(result.score_a):,}, B {int(result.score_b):,}): "
-                           f"{verdict}")
+        self.redis_text = _redis_line(result, self.prediction.value)
         self.redis_result.value = html.escape(self.redis_text)
         return result
+
+
+def verdict_text(a: tuple[int, int], b: tuple[int, int]) -> str:
+    """Both composite scores of jobs ``a`` and ``b``, which is smaller, and why."""
+    (pa, ca), (pb, cb) = a, b
+    sa, sb = priority_score(pa, ca), priority_score(pb, cb)
+    lines = [f"A: {pa} × 0x100000000 + {ca % TIER_SPAN:>13,} = {sa:>16,}",
+             f"B: {pb} × 0x100000000 + {cb % TIER_SPAN:>13,} = {sb:>16,}"]
+    if sa == sb:
+        lines.append("Equal scores: ZPOPMIN then orders by member, not by arrival.")
+        return "\n".join(lines)
+    first = "A" if sa < sb else "B"
+    if pa != pb:
+        why = (f"The tiers differ, so the high bits decide: one priority step is {TIER_SPAN:,},\n"
+               f"more than any counter gap (at most {COUNTER_MASK:,}).")
+    else:
+        why = "Same tier: the high bits tie and the low bits, the arrival counter, decide."
+    lines.append(f"{first} has the smaller score, so ZPOPMIN pops {first} first.")
+    lines.append(why)
+    return "\n".join(lines)
+
+
+def _redis_line(result: Comparison, guess: str | None) -> str:
+    verdict = "no guess made" if guess is None else (
+        "you were right" if guess == result.popped else "not what you guessed")
+    return (f"Redis popped job {result.popped} first "
+            f"(stored scores A {int(result.score_a):,}, B {int(result.score_b):,}): {verdict}")
+
+
+def compare_on_redis(demo: Demo, a: tuple[int, int], b: tuple[int, int]) -> str:
+    """What the view shows once guessed and run, for jobs ``a`` and ``b``, from
+    a run of its own on ``demo`` (no view is touched): the verdict, then which
+    job the real scripts popped."""
+    demo = require_demo(demo)
+    a, b = _job("job A", a, 2**21 - 1), _job("job B", b, 2**21 - 1)
+    result = demo.compare(a, b)
+    return verdict_text(a, b) + "\nRedis popped job {} first (stored scores A {:,}, B {:,})".format(
+        result.popped, int(result.score_a), int(result.score_b))
+
+
+def comparison_answer(demo: Demo, a: tuple[int, int], b: tuple[int, int]) -> Answer:
+    """The answer to the view's question, folded, from a run on Redis."""
+    return Answer("Guessed? Open to see the scores and what Redis popped", compare_on_redis(demo, a, b))

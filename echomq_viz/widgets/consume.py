@@ -13,11 +13,52 @@ from ..scripts import Job, validate_priority
 from .canvas import figure
 from .view import View, pre_html, require_demo
 
-__all__ = ["ConsumeView"]
+__all__ = ["ConsumeView", "fill_queue", "queue_table", "expected_order"]
 
 
 def _job_label(job_id: str, priority: int) -> str:
     return f"job {job_id} ({'wait list' if not priority else f'priority {priority:,}'})"
+
+
+def _checked_batch(priorities: Sequence[int], waiting: int) -> tuple[list[int], int]:
+    batch = [validate_priority(p) for p in priorities]
+    if not 1 <= len(batch) <= 40:
+        raise ValueError(f"the batch must hold 1..40 jobs, got {len(batch)}")
+    return batch, check_int("waiting", waiting, 0, 10)
+
+
+def fill_queue(demo: Demo, priorities: Sequence[int], waiting: int = 1) -> None:
+    """Empty the demo queue, add the batch in order, then ``waiting`` jobs
+    without priority: what the view's **Fresh batch** does."""
+    demo = require_demo(demo)
+    batch, waiting = _checked_batch(priorities, waiting)  # checked before the queue is emptied
+    demo.reset()
+    demo.add_batch(batch)
+    for n in range(waiting):
+        demo.add_waiting(f"no-priority-{n}")
+
+
+def _table_text(demo: Demo, waiting: Sequence[str], entries: Sequence) -> str:
+    rows = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
+    rows += [f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in waiting]
+    rows += [f"{e.job_id:>5}  {int(e.score):>15,}  {e.priority:>4}  {e.counter:>7}  prioritized"
+             for e in entries]
+    pc = demo.priority_counter()
+    rows.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)")
+    return "\n".join(rows)
+
+
+def queue_table(demo: Demo) -> str:
+    """The wait list and the sorted set as Redis holds them, in pop order, and ``pc``."""
+    demo = require_demo(demo)
+    return _table_text(demo, demo.waiting(), demo.entries())
+
+
+def expected_order(priorities: Sequence[int], waiting: int = 1) -> list[str]:
+    """Job ids sorted by (priority, arrival), the wait-list jobs first."""
+    batch, waiting = _checked_batch(priorities, waiting)
+    prioritized = sorted(range(len(batch)), key=lambda i: (batch[i], i))
+    return [str(len(batch) + n + 1) for n in range(waiting)] + [str(i + 1) for i in prioritized]
 
 
 class ConsumeView(View):
@@ -31,10 +72,7 @@ class ConsumeView(View):
     def __init__(self, demo: Demo, *, priorities: Sequence[int], waiting: int = 1) -> None:
         demo = require_demo(demo)
         # Checked before anything touches Redis: a bad batch must not empty the queue.
-        batch = [validate_priority(p) for p in priorities]
-        if not 1 <= len(batch) <= 40:
-            raise ValueError(f"the batch must hold 1..40 jobs, got {len(batch)}")
-        waiting = check_int("waiting", waiting, 0, 10)
+        batch, waiting = _checked_batch(priorities, waiting)
         super().__init__()
         self.demo, self.batch, self.waiting = demo, batch, waiting
         self.popped: list[Job] = []
@@ -60,15 +98,17 @@ class ConsumeView(View):
             self._on_click(button, action, also_busy=self._buttons)  # one Redis round trip at a time
         self.refill()
 
+    guess_first = True  # "which comes out first?": nothing popped until the reader pops
+
+    def answered(self) -> bool:
+        return bool(self.popped)
+
     def __repr__(self) -> str:
         return f"ConsumeView(queue={self.demo.queue!r}, batch={len(self.batch)}, popped={len(self.popped)})"
 
     def refill(self) -> None:
         """Empty the demo queue and add the batch, then the wait-list jobs."""
-        self.demo.reset()
-        self.demo.add_batch(self.batch)
-        for n in range(self.waiting):
-            self.demo.add_waiting(f"no-priority-{n}")
+        fill_queue(self.demo, self.batch, self.waiting)
         self.popped = []
         self._show()
 
@@ -91,22 +131,11 @@ class ConsumeView(View):
 
     def expected_order(self) -> list[str]:
         """Job ids sorted by (priority, arrival), the wait-list jobs first."""
-        prioritized = sorted(range(len(self.batch)), key=lambda i: (self.batch[i], i))
-        wait_ids = [str(len(self.batch) + n + 1) for n in range(self.waiting)]
-        return wait_ids + [str(i + 1) for i in prioritized]
+        return expected_order(self.batch, self.waiting)
 
     def table_text(self) -> str:
         """The wait list and the sorted set as Redis holds them, in pop order."""
-        return self._table_text(self.demo.waiting(), self.demo.entries())
-
-    def _table_text(self, waiting: Sequence[str], entries: Sequence) -> str:
-        rows = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
-        rows += [f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in waiting]
-        rows += [f"{e.job_id:>5}  {int(e.score):>15,}  {e.priority:>4}  {e.counter:>7}  prioritized"
-                 for e in entries]
-        pc = self.demo.priority_counter()
-        rows.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)")
-        return "\n".join(rows)
+        return queue_table(self.demo)
 
     def popped_text(self) -> str:
         return " ".join(f"{job.id}({'wait' if job.score is None else 'p' + str(job.priority)})"
@@ -129,6 +158,6 @@ class ConsumeView(View):
         self.queued = [(job_id, 0) for job_id in waiting] + [(e.job_id, e.priority) for e in entries]
         plots.update_queue_strip(self.queue_strip, self.queued)
         plots.update_queue_strip(self.popped_strip, [(j.id, j.priority) for j in self.popped])
-        self.table.value = pre_html(self._table_text(waiting, entries))
+        self.table.value = pre_html(_table_text(self.demo, waiting, entries))
         self.log.value = pre_html(f"popped: {self.popped_text()}")
         self._redraw_figure()

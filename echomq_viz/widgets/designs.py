@@ -16,14 +16,16 @@ import ipywidgets as w
 
 from .. import double_plots, plots
 from ..checks import check_str
-from ..designs import (BUDGET_CEILING, EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget,
+from ..designs import (BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget,
                        DesignRunner, Outcome, PackOutcome, run_packing)
 from ..live import Demo
+from .answer import Answer
 from .canvas import figure
 from .lua_source import LuaCode
 from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
-__all__ = ["DesignsView", "PackingView", "SWITCH_LABELS"]
+__all__ = ["DesignsView", "PackingView", "SWITCH_LABELS", "EXERCISE_START", "run_scenario", "packing_text",
+           "packing_answer"]
 
 SWITCH_LABELS = {
     "fifo": "counter in the high bits", "popmax": "ZPOPMAX", "clock-tie": "ms clock: same ms",
@@ -31,6 +33,9 @@ SWITCH_LABELS = {
 }
 _SCENARIOS = {scenario.key: scenario for scenario in SCENARIOS}
 _FIELDS = ("tenant", "priority", "arrival")
+# Where the exercise starts: too few bits for tenant 1 999 and priority 1 000, so the reader's
+# own moves find the answer (EXERCISE_ANSWER), which the view never shows unasked.
+EXERCISE_START = Budget(8, 8, 32)
 
 
 def _scenario_key(key: object) -> str:
@@ -38,6 +43,49 @@ def _scenario_key(key: object) -> str:
     if key not in _SCENARIOS:
         raise ValueError(f"scenario must be one of {', '.join(_SCENARIOS)}, got {key!r}")
     return key
+
+
+def run_scenario(runner: DesignRunner, scenario: str) -> Outcome:
+    """One scenario run on Redis as the view's switch runs it, no view touched."""
+    if not isinstance(runner, DesignRunner):
+        raise TypeError(f"runner must be a DesignRunner, got {type(runner).__name__}")
+    return runner.run(_SCENARIOS[_scenario_key(scenario)])
+
+
+def _too_narrow(widths: tuple[int, int, int], jobs) -> list[str]:
+    """Each key whose largest value among the jobs needs more bits than its width gives."""
+    found = []
+    for index, (name, width) in enumerate(zip(_FIELDS, widths), start=1):
+        largest = max(job[index] for job in jobs)
+        if largest.bit_length() > width:
+            found.append(f"{name} {largest:,} needs {largest.bit_length()} bits, "
+                         f"{width} hold 0..{2**width - 1:,}")
+    return found
+
+
+def _pack(demo: Demo, budget: Budget, jobs) -> tuple[str, PackOutcome | None]:
+    """The verdict on a budget and, when the jobs fit its keys, its run on Redis."""
+    too_narrow = _too_narrow((budget.tenant_bits, budget.priority_bits, budget.arrival_bits), jobs)
+    if too_narrow:  # the reader's answer, not a fault: say why nothing runs
+        return "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits", None
+    outcome = run_packing(demo, budget, jobs, past_53_for_teaching=not budget.exact)
+    return ("fits in 53 bits: check_budget accepts it" if budget.exact else
+            f"{budget.total} bits: check_budget refuses it; run anyway, for teaching"), outcome
+
+
+def packing_text(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS) -> str:
+    """What the exercise view shows for ``budget``, from a run of its own on
+    ``demo`` (past 53 bits too, marked as teaching); no view is touched."""
+    demo = require_demo(demo)
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
+    verdict, outcome = _pack(demo, budget, tuple(jobs))
+    return verdict if outcome is None else f"{verdict}\n{outcome.text()}"
+
+
+def packing_answer(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *, summary: str) -> Answer:
+    """A budget's run on Redis, folded under ``summary``."""
+    return Answer(summary, packing_text(demo, budget, jobs))
 
 
 class DesignsView(View):
@@ -121,7 +169,9 @@ class PackingView(View):
     marked as teaching, to show what breaks.
     """
 
-    def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_ANSWER, jobs=EXERCISE_JOBS) -> None:
+    guess_first = True
+
+    def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_START, jobs=EXERCISE_JOBS) -> None:
         demo = require_demo(demo)
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
@@ -165,16 +215,6 @@ class PackingView(View):
         for slider in self.sliders:
             slider.max = min(EXACT_BITS, BUDGET_CEILING - (total - slider.value))
 
-    def _too_narrow(self) -> list[str]:
-        """Each key whose largest value among the jobs needs more bits than its slider gives."""
-        found = []
-        for index, (name, width) in enumerate(zip(_FIELDS, self.widths), start=1):
-            largest = max(job[index] for job in self.jobs)
-            if largest.bit_length() > width:
-                found.append(f"{name} {largest:,} needs {largest.bit_length()} bits, "
-                             f"{width} hold 0..{2**width - 1:,}")
-        return found
-
     def check(self) -> PackOutcome | None:
         """Run the sliders' budget through ``packThreeKeys.lua`` and show it;
         None, with the reason shown, when a key's values do not fit its bits."""
@@ -184,15 +224,11 @@ class PackingView(View):
         self.outcome, self.verdict = None, ""
         self.result.value = ""
         budget = Budget(*self.widths)
-        too_narrow = self._too_narrow()
-        if too_narrow:  # the reader's answer, not a fault: say why nothing runs
-            self.verdict = "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits"
+        self.verdict, outcome = _pack(self.demo, budget, self.jobs)
+        if outcome is None:
             self.result.value = f"<div style='color:#b00020'><b>{html.escape(self.verdict)}</b></div>"
             return None
-        outcome = run_packing(self.demo, budget, self.jobs, past_53_for_teaching=not budget.exact)
         self.outcome = outcome
-        self.verdict = ("fits in 53 bits: check_budget accepts it" if budget.exact else
-                        f"{budget.total} bits: check_budget refuses it; run anyway, for teaching")
         good = budget.exact and outcome.order == outcome.right_order
         colour = "#1b7f3b" if good else "#b00020"
         self.result.value = (f"<div style='color:{colour}'><b>{html.escape(self.verdict)}</b></div>"
@@ -201,6 +237,11 @@ class PackingView(View):
 
     def text(self) -> str:
         return self.verdict if self.outcome is None else f"{self.verdict}\n{self.outcome.text()}"
+
+    def answered(self) -> bool:
+        """A budget that packs every job exactly, in the right order, is the answer."""
+        outcome = self.outcome
+        return outcome is not None and outcome.budget.exact and outcome.order == outcome.right_order
 
     def describe(self) -> str:
         widths, total = self.widths, sum(self.widths)

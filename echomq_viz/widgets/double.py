@@ -20,7 +20,7 @@ from .canvas import figure
 from .frontier import FRONTIER_PRIORITIES, FrontierView
 from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
-__all__ = ["DoubleView"]
+__all__ = ["DoubleView", "store_double"]
 
 
 def _frontier_priority(priority: object) -> int:
@@ -30,6 +30,27 @@ def _frontier_priority(priority: object) -> int:
     if priority not in allowed:
         raise ValueError(f"priority must be one of {', '.join(f'{v:_}' for v in allowed)}, got {priority:_}")
     return priority
+
+
+def _store(demo: Demo, p: int, c: int) -> tuple[float, str, bool]:
+    demo.reset()
+    if p <= PRIORITY_LIMIT:
+        stored = demo.add_at_counter("double", p, c)[1]
+    else:
+        stored = demo.add_past_the_limit_for_teaching("double", p, c)[1]
+    expected = stored_score(p, c)
+    same = double_bits(stored) == double_bits(expected)
+    verdict = "the same 64 bits" if same else f"DIFFERENT bits from {int(expected):,}"
+    return stored, f"Redis stored {int(stored):,}: {verdict}", same
+
+
+def store_double(demo: Demo, priority: int, counter: int) -> str:
+    """The view's **Store it on Redis** for those sliders, no view touched:
+    empty the demo queue, add one job at that priority and counter through
+    the real script (limit lifted past 2**21 - 1, for teaching), and compare
+    the 64 bits Redis stored with Python's double."""
+    demo = require_demo(demo)
+    return _store(demo, _frontier_priority(priority), check_int("counter", counter, 0, COUNTER_MASK))[1]
 
 
 class DoubleView(View):
@@ -121,15 +142,7 @@ class DoubleView(View):
         counter through the real script (its limit lifted past 2**21 - 1, for
         teaching), and compare the 64 bits Redis stored with the view's."""
         demo = self._require_demo()
-        p, c = self.priority.value, self.counter.value
-        demo.reset()
-        if p <= PRIORITY_LIMIT:
-            stored = demo.add_at_counter("double", p, c)[1]
-        else:
-            stored = demo.add_past_the_limit_for_teaching("double", p, c)[1]
-        same = double_bits(stored) == double_bits(self.stored)
-        verdict = "the same 64 bits" if same else f"DIFFERENT bits from {int(self.stored):,}"
-        self.redis_text = f"Redis stored {int(stored):,}: {verdict}"
+        stored, self.redis_text, same = _store(demo, self.priority.value, self.counter.value)
         colour = "#1b7f3b" if same else "#b00020"
         self.redis_result.value = f"<span style='color:{colour}'>{html.escape(self.redis_text)}</span>"
         return stored

@@ -14,7 +14,7 @@ from ..scripts import validate_priority
 from .canvas import figure
 from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
-__all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES"]
+__all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis", "wrap_on_redis"]
 
 FRONTIER_PRIORITIES = (
     ("2^21 − 2", 2**21 - 2), ("2^21 − 1 (the limit)", 2**21 - 1), ("2^21", 2**21),
@@ -26,6 +26,74 @@ def _coloured(text: str, good: bool) -> str:
     return f"<span style='color:{'#1b7f3b' if good else '#b00020'}'>{html.escape(text)}</span>"
 
 
+def _frontier_args(priority: object, first_counter: object, width: object) -> tuple[int, int, int]:
+    allowed = [value for _, value in FRONTIER_PRIORITIES]
+    priority = check_int("priority", priority)
+    if priority not in allowed:
+        raise ValueError(f"priority must be one of {', '.join(f'{v:,}' for v in allowed)}, got {priority!r}")
+    width = check_int("width", width, 2, 64)
+    return priority, check_int("first_counter", first_counter, 0, COUNTER_MASK - width), width
+
+
+def frontier_summary(priority: int, first_counter: int = 4, width: int = 16) -> str:
+    """Which of ``width`` counters from ``first_counter`` round at ``priority``
+    and which share a stored score: the view's summary for those sliders."""
+    p, first, width = _frontier_args(priority, first_counter, width)
+    counters = range(first, first + width)
+    stored = [stored_score(p, c) for c in counters]
+    rounded = [c for c in counters if not is_exact(p, c)]
+    groups = [[counters[i] for i in group] for group in equal_score_groups(stored)]
+    lines = [f"priority {p:,}: scores {'exact' if not rounded else 'ROUNDED for counters ' + ', '.join(map(str, rounded))}"]
+    lines += [f"counters {', '.join(map(str, g))} share the score {int(stored_score(p, g[0])):,}"
+              for g in groups]
+    return "\n".join(lines)
+
+
+def _frontier_run(demo: Demo, p: int, first: int, width: int) -> tuple[list[str], str, bool]:
+    demo.reset()
+    demo.set_counter(first - 1 if first else COUNTER_MASK)
+    added = [demo.add_past_the_limit_for_teaching(f"arrival-{n}", p)[0] for n in range(width)]
+    order = [job.id for job in demo.drain()]
+    fifo = order == added
+    return order, (f"added {' '.join(added)}; Redis popped {' '.join(order)}: "
+                   f"{'first in, first out' if fifo else 'FIFO BROKEN'}"), fifo
+
+
+def frontier_on_redis(demo: Demo, priority: int, first_counter: int = 4, width: int = 16) -> str:
+    """The view's button for those sliders, no view touched: empty the demo
+    queue, add the jobs through the real script (limit lifted, for
+    teaching), drain it, and say whether the pop order was first in, first out."""
+    demo = require_demo(demo)
+    return _frontier_run(demo, *_frontier_args(priority, first_counter, width))[1]
+
+
+def _wrap_run(demo: Demo, start: int, jobs: int, priority: int) -> tuple[list[str], list[str], str]:
+    demo.reset()
+    demo.set_counter(start)
+    added = [demo.add(f"arrival-{n}", priority) for n in range(jobs)]
+    entries = {e.job_id: e for e in demo.entries()}
+    popped = [job.id for job in demo.drain()]
+    rows = [f"{'job':>4}  {'INCR pc':>13}  {'counter part':>12}  {'score':>14}"]
+    for n, job_id in enumerate(added):
+        e = entries[job_id]
+        rows.append(f"{job_id:>4}  {start + n + 1:>13,}  {e.counter:>12,}  {int(e.score):>14,}")
+    rows.append(f"added:  {' '.join(added)}")
+    rows.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
+    return added, popped, "\n".join(rows)
+
+
+def _wrap_args(start: object, jobs: object, priority: object) -> tuple[int, int, int]:
+    return (check_int("start", start, TIER_SPAN - 10, TIER_SPAN + 2), check_int("jobs", jobs, 1, 12),
+            validate_priority(priority))
+
+
+def wrap_on_redis(demo: Demo, start: int = TIER_SPAN - 3, jobs: int = 6, priority: int = 3) -> str:
+    """The WrapView's button for those settings, no view touched: set ``pc``,
+    add the jobs one after another, drain; the table of both orders."""
+    demo = require_demo(demo)
+    return _wrap_run(demo, *_wrap_args(start, jobs, priority))[2]
+
+
 class FrontierView(View):
     """A priority slider across the 2**21 - 1 line that marks which of 16
     consecutive counters keep an exact score; with a demo, the same 16 jobs
@@ -34,12 +102,7 @@ class FrontierView(View):
 
     def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, first_counter: int = 4,
                  width: int = 16) -> None:
-        allowed = [value for _, value in FRONTIER_PRIORITIES]
-        priority = check_int("priority", priority)
-        if priority not in allowed:
-            raise ValueError(f"priority must be one of {', '.join(f'{v:,}' for v in allowed)}, got {priority!r}")
-        width = check_int("width", width, 2, 64)
-        first_counter = check_int("first_counter", first_counter, 0, COUNTER_MASK - width)
+        priority, first_counter, width = _frontier_args(priority, first_counter, width)
         super().__init__()
         self.demo = None if demo is None else require_demo(demo)
         self.width = width
@@ -73,15 +136,7 @@ class FrontierView(View):
 
     def summary_text(self) -> str:
         """Which counters round and which share a stored score."""
-        p = self.priority.value
-        stored = [stored_score(p, c) for c in self.counters]
-        rounded = [c for c in self.counters if not is_exact(p, c)]
-        labels = list(self.counters)
-        groups = [[labels[i] for i in group] for group in equal_score_groups(stored)]
-        lines = [f"priority {p:,}: scores {'exact' if not rounded else 'ROUNDED for counters ' + ', '.join(map(str, rounded))}"]
-        lines += [f"counters {', '.join(map(str, g))} share the score {int(stored_score(p, g[0])):,}"
-                  for g in groups]
-        return "\n".join(lines)
+        return frontier_summary(self.priority.value, self.first_counter.value, self.width)
 
     def describe(self) -> str:
         p, counters = self.priority.value, self.counters
@@ -103,14 +158,8 @@ class FrontierView(View):
         :returns: the job ids in the order the consume script handed them out.
         """
         demo = self._require_demo()
-        demo.reset()
-        p = self.priority.value
-        demo.set_counter(self.first_counter.value - 1 if self.first_counter.value else COUNTER_MASK)
-        added = [demo.add_past_the_limit_for_teaching(f"arrival-{n}", p)[0] for n in range(self.width)]
-        order = [job.id for job in demo.drain()]
-        fifo = order == added
-        self.redis_text = (f"added {' '.join(added)}; Redis popped {' '.join(order)}: "
-                           f"{'first in, first out' if fifo else 'FIFO BROKEN'}")
+        order, self.redis_text, fifo = _frontier_run(demo, self.priority.value, self.first_counter.value,
+                                                     self.width)
         self.redis_result.value = _coloured(self.redis_text, fifo)
         return order
 
@@ -122,9 +171,7 @@ class WrapView(View):
     def __init__(self, demo: Demo, *, start: int = TIER_SPAN - 3, jobs: int = 6,
                  priority: int = 3) -> None:
         demo = require_demo(demo)
-        start = check_int("start", start, TIER_SPAN - 10, TIER_SPAN + 2)
-        jobs = check_int("jobs", jobs, 1, 12)
-        priority = validate_priority(priority)
+        start, jobs, priority = _wrap_args(start, jobs, priority)
         super().__init__()
         self.demo, self.jobs, self.job_priority = demo, jobs, priority
         self.added: list[str] = []
@@ -159,18 +206,7 @@ class WrapView(View):
 
     def run(self) -> list[str]:
         """Set ``pc``, add the jobs one after another, drain; show both orders."""
-        self.demo.reset()
-        self.demo.set_counter(self.start.value)
-        added = [self.demo.add(f"arrival-{n}", self.job_priority) for n in range(self.jobs)]
-        entries = {e.job_id: e for e in self.demo.entries()}
-        popped = [job.id for job in self.demo.drain()]
-        rows = [f"{'job':>4}  {'INCR pc':>13}  {'counter part':>12}  {'score':>14}"]
-        for n, job_id in enumerate(added):
-            e = entries[job_id]
-            rows.append(f"{job_id:>4}  {self.start.value + n + 1:>13,}  {e.counter:>12,}  {int(e.score):>14,}")
-        rows.append(f"added:  {' '.join(added)}")
-        rows.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
-        self.text = "\n".join(rows)
+        added, popped, self.text = _wrap_run(self.demo, self.start.value, self.jobs, self.job_priority)
         self.table.value = pre_html(self.text)
         self.added, self.popped = added, popped
         plots.update_queue_strip(self.arrivals, [(j, self.job_priority) for j in added])

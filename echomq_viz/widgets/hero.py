@@ -14,7 +14,7 @@ from ..score import COUNTER_MASK, TIER_SPAN, priority_score
 from .canvas import Blitter, figure
 from .view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
 
-__all__ = ["HeroView", "hero_figure"]
+__all__ = ["HeroView", "hero_figure", "score_text", "add_and_compare"]
 
 
 def hero_figure(priority: int, counter: int, tiers: int = 6) -> tuple[Figure, plots.Staircase, plots.BitStrip]:
@@ -46,7 +46,10 @@ def _score_html(priority: int, counter: int) -> str:
     )
 
 
-def _score_text(priority: int, counter: int) -> str:
+def score_text(priority: int, counter: int) -> str:
+    """The hero's readout as text: the score in decimal, hex and 64 bits."""
+    priority = check_int("priority", priority, 1, 2**21 - 1)
+    counter = check_int("counter", counter, 0, COUNTER_MASK)
     score = priority_score(priority, counter)
     bits = format(score, "064b")
     return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN:,}\n"
@@ -114,7 +117,7 @@ class HeroView(View):
         return self
 
     def readout_text(self) -> str:
-        return _score_text(self.priority.value, self.counter.value)
+        return score_text(self.priority.value, self.counter.value)
 
     def describe(self) -> str:
         p, c = self.priority.value, self.counter.value
@@ -133,6 +136,9 @@ class HeroView(View):
         self._redraw()
         if self.live.value:
             self.add_on_redis()
+        else:  # the last live line spoke of another score: it goes with it
+            self.live_text = ""
+            self.live_result.value = ""
 
     def _switch_live(self) -> None:
         # Live: Redis is asked on release only; off: the figure follows the drag.
@@ -145,12 +151,24 @@ class HeroView(View):
     def add_on_redis(self) -> tuple[str, float]:
         """Add the slider's job through the real script; show both scores."""
         demo = self._require_demo()
-        p, c = self.priority.value, self.counter.value
-        job_id, stored = demo.add_at_counter(f"hero-p{p}-c{c}", p, c)
-        computed = priority_score(p, c)
-        same = stored == computed
-        self.live_text = (f"job {job_id} via addPrioritizedJob-9: Redis stored {int(stored):,}, "
-                          f"Python computed {computed:,}: {'equal' if same else 'DIFFERENT'}")
-        colour = "#1b7f3b" if same else "#b00020"
+        job_id, stored, self.live_text = _add(demo, self.priority.value, self.counter.value)
+        colour = "#1b7f3b" if self.live_text.endswith("equal") else "#b00020"
         self.live_result.value = f"<span style='color:{colour}'>{html.escape(self.live_text)}</span>"
         return job_id, stored
+
+
+def _add(demo: Demo, priority: int, counter: int) -> tuple[str, float, str]:
+    job_id, stored = demo.add_at_counter(f"hero-p{priority}-c{counter}", priority, counter)
+    computed = priority_score(priority, counter)
+    return job_id, stored, (f"job {job_id} via addPrioritizedJob-9: Redis stored {int(stored):,}, "
+                            f"Python computed {computed:,}: {'equal' if stored == computed else 'DIFFERENT'}")
+
+
+def add_and_compare(demo: Demo, priority: int, counter: int) -> str:
+    """What the live switch does for one slider position, without a view:
+    add a job at exactly this counter through ``addPrioritizedJob-9`` and
+    compare the score Redis stored with Python's. Returns the view's line."""
+    demo = require_demo(demo)
+    priority = check_int("priority", priority, 1, 2**21 - 1)
+    counter = check_int("counter", counter, 0, COUNTER_MASK)
+    return _add(demo, priority, counter)[2]

@@ -21,10 +21,11 @@ from .. import plots
 from ..checks import check_str
 from ..lua_loader import LUA_DIR, include_graph, includers_of
 from ..paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
+from .answer import Answer
 from .canvas import figure
 from .view import View, pre_html
 
-__all__ = ["IncludeGraphView", "PathView"]
+__all__ = ["IncludeGraphView", "PathView", "path_answer"]
 
 _REACHES = plots.TIER_BITS_COLOR  # boxes and arrows on a path to the chosen include
 _ELSEWHERE = "#bbbbbb"
@@ -180,6 +181,11 @@ class PathView(View):
         self._on_click(self.run_button, self.run_on_redis)
         self._redraw_figure()
 
+    guess_first = True
+
+    def answered(self) -> bool:
+        return self.prediction.value is not None or self.result is not None
+
     def __repr__(self) -> str:
         landed = self.result.landing if self.result else None
         return f"PathView(path={self.path!r}, prediction={self.prediction.value!r}, landed={landed!r})"
@@ -231,3 +237,16 @@ class PathView(View):
     def _judge_again(self) -> None:
         if self.result is not None:
             self._show_verdict()
+
+
+def path_answer(lab: ScoringPaths, path: str) -> Answer:
+    """Where the job of ``path`` lands, folded: the path run on Redis from the
+    same fresh scene as the view's button runs it, no view touched."""
+    if not isinstance(lab, ScoringPaths):
+        raise TypeError(f"lab must be a ScoringPaths, got {type(lab).__name__}")
+    check_str("path", path)
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {', '.join(map(repr, PATHS))}, got {path!r}")
+    run = lab.run(path)
+    return Answer(f"Guessed? Open to see where {PATHS[path][1]} put job {run.job_id}",
+                  run.text())

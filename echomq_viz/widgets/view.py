@@ -20,13 +20,30 @@ from matplotlib.figure import Figure
 from ..live import Demo
 from .canvas import Blitter, still_png
 
-__all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text",
-           "SLIDER_STYLE", "WIDE"]
+__all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text", "shown_values",
+           "SLIDER_STYLE", "WIDE", "SHOWN"]
 
 SLIDER_STYLE = {"description_width": "90px"}
 WIDE = w.Layout(width="620px")
 _PRE = "font-size:12px; font-family:var(--jp-code-font-family, monospace); white-space:pre"
 _CAPTION = "font-size:12px; color:#333; margin:2px 0 6px 0; max-width:820px"
+SHOWN = "echomq_viz"  # the output metadata recording what a view showed when its cell displayed it
+
+
+def shown_values(root: w.Widget) -> dict[str, dict]:
+    """What every control and text of a widget tree shows, by model id: a
+    choice's ``index``, anything else's ``value``, as the widget state stores
+    them. Figures are left out: their pixels are the stills' business."""
+    shown: dict[str, dict] = {}
+    todo = [root]
+    while todo:
+        widget = todo.pop()
+        if widget.model_id in shown:
+            continue
+        key = "index" if widget.has_trait("index") else "value" if widget.has_trait("value") else None
+        shown[widget.model_id] = {} if key is None else widget.get_state(key)
+        todo.extend(child for child in getattr(widget, "children", ()) if isinstance(child, w.Widget))
+    return {model_id: state for model_id, state in shown.items() if state}
 
 
 def pre_html(text: str) -> str:
@@ -156,12 +173,24 @@ class View:
         finally:
             self._moving_from_code = False
 
+    #: True for a view that asks the reader a question first: it is shown
+    #: unanswered, and only the reader's own act answers it.
+    guess_first = False
+
+    def answered(self) -> bool:
+        """Whether the view shows an answer: a guess made, a result revealed."""
+        return False
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)
         if self._still_allowed():  # a still for readers without a kernel (GitHub, nbviewer)
             bundle["image/png"] = base64.b64encode(still_png(self.fig, self.blitter)).decode("ascii")
-        return bundle
+        # What this display showed, kept beside it: a later cell that moved the
+        # view would leave the stored widget state differing from it (tests/test_stills.py).
+        shown = {"view": repr(self), "caption": self.describe(), "guess_first": self.guess_first,
+                 "answered": self.answered(), "values": shown_values(self.widget)}
+        return bundle, {SHOWN: shown}
 
     def _still_allowed(self) -> bool:
         return True
