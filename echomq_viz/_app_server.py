@@ -14,11 +14,14 @@ culled as a page that never came.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from voila.app import Voila
+
+from . import app_index
 
 __all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S"]
 
@@ -93,3 +96,17 @@ class AppVoila(Voila):
     def initialize(self, argv: Any = None) -> None:
         super().initialize(argv)
         self.log.setLevel(self.log_level)
+        self.log.addFilter(culling_as_info)
+
+    def init_settings(self) -> dict:
+        settings = super().init_settings()
+        app_index.install(settings["voila_jinja2_env"], self.root_dir)  # the front page's cards
+        return settings
+
+
+def culling_as_info(record: logging.LogRecord) -> bool:
+    """A culled kernel is news, not a warning: its page has gone, as expected
+    (jupyter_server logs it as a WARNING, which alarms whoever reads the terminal)."""
+    if record.levelno == logging.WARNING and str(record.msg).startswith("Culling "):
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+    return True

@@ -59,6 +59,13 @@ VOILA_NO_TRACEBACKS = (
     "--VoilaConfiguration.show_tracebacks=False",
     "--VoilaExecutor.cell_error_instruction=The details are in the server's log.",
 )
+# The app's pages load only the JupyterLab extensions they render with: another one
+# installed here (Notebook 7's, say) fails in a Voila page, with errors in its console.
+VOILA_EXTENSIONS = (
+    '--VoilaConfiguration.extension_allowlist=["@jupyter-widgets/jupyterlab-manager",'
+    ' "@voila-dashboards/widgets-manager7", "@voila-dashboards/widgets-manager8",'
+    ' "jupyter-matplotlib", "jupyterlab_pygments"]',
+)
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
 LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
@@ -234,7 +241,7 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     root = notebooks_dir(args.notebooks)
     # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
     argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *exposure.pinned("--Voila.ip", extra),
-            *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS]
+            *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]

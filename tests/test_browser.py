@@ -36,6 +36,7 @@ downloaded browser). Without it these tests skip, saying why, unless
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -546,6 +547,30 @@ class TestJupyterLab:
 
 class TestVoila:
     """Every notebook as a page of the app (``echomq-viz app``), its views used, axe-core on it."""
+
+    def test_index(self, app, page, axe_script):
+        """The front page: a card per notebook with its title, in path order; nothing asked of
+        another host, nothing in the console."""
+        foreign: list[str] = []
+        errors: list[str] = []
+        page.on("request", lambda request: request.url.startswith(("http:", "https:", "ws"))
+                and not request.url.startswith(app.base) and foreign.append(request.url))
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        with shot_on_failure(page, "voila-index"):
+            page.goto(f"{app.base}/", wait_until="networkidle")
+            assert "priority queue" in page.locator("h1").inner_text()
+            cards = page.locator("a.emq-card").evaluate_all(
+                "cards => cards.map(card => [card.getAttribute('href'), card.querySelector('h2').innerText])")
+            headings = []
+            for name in NOTEBOOKS:
+                first = json.loads((NOTEBOOK_DIR / name).read_text(encoding="utf-8"))["cells"][0]
+                headings.append(["/voila/render/" + name, "".join(first["source"]).splitlines()[0].split(" · ", 1)[1]])
+            assert cards == headings
+            screenshot(page, "voila", "index")
+            assert_accessible(page, axe_script, "Voila index")
+        assert not foreign, f"the app's index asked another host: {foreign}"
+        assert not errors, "the app's index logged errors:\n" + "\n".join(errors)
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
     def test_notebook(self, app, page, axe_script, name):
