@@ -12,6 +12,7 @@ its traceback goes to the kernel's own stderr (the terminal's log of
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 
@@ -25,21 +26,22 @@ _TWINS: dict[type, type] = {}
 def explain(exc: BaseException, where: str) -> str:
     """One line saying what ``exc`` (from the Redis at ``where``) means."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, rx.ReadOnlyError) or text.startswith("READONLY"):
+    codes = set(re.findall(r"(?<![A-Za-z])-?([A-Z]{3,})\b", text))  # a script's error holds its call's code
+    if isinstance(exc, rx.ReadOnlyError) or "READONLY" in codes:
         return (f"Redis at {where} is a read-only replica: nothing was written; set REDIS_URL to its "
                 "primary, or unset it for a private server")
-    if isinstance(exc, rx.OutOfMemoryError) or text.startswith("OOM"):
+    if isinstance(exc, rx.OutOfMemoryError) or "OOM" in codes:
         return (f"Redis at {where} is out of memory (its maxmemory is reached and it evicts nothing): "
                 "nothing was written; reset a demo queue (deleting always works) or ask its operator for room")
-    if isinstance(exc, rx.NoPermissionError) or text.startswith("NOPERM"):
+    if isinstance(exc, rx.NoPermissionError) or "NOPERM" in codes:
         return (f"this Redis user may not do that at {where} ({text}): a student's user reaches only "
                 "its own demo keys; nothing was done")
-    if isinstance(exc, rx.BusyLoadingError) or text.startswith("LOADING"):
+    if isinstance(exc, rx.BusyLoadingError) or "LOADING" in codes:
         return f"Redis at {where} is still loading its data into memory: nothing was done; try again in a moment"
-    if isinstance(exc, rx.ClusterDownError) or text.startswith(("CLUSTERDOWN", "TRYAGAIN")):
+    if isinstance(exc, rx.ClusterDownError) or codes & {"CLUSTERDOWN", "TRYAGAIN"}:
         return (f"the Redis Cluster at {where} is down or moving slots ({text}): nothing was done; "
                 "try again once every slot is served")
-    if isinstance(exc, rx.MasterDownError) or text.startswith("MASTERDOWN"):
+    if isinstance(exc, rx.MasterDownError) or "MASTERDOWN" in codes:
         return f"Redis at {where} is a replica that lost its primary ({text}): nothing was done"
     if isinstance(exc, (rx.ConnectionError, rx.TimeoutError)):
         return f"cannot reach Redis at {where} ({text}): is it running? nothing was done"
@@ -62,10 +64,13 @@ def _log(exc: BaseException) -> None:
     """The full traceback to the process's own stderr: in a kernel, the copy
     ipykernel kept of it (the terminal), not the notebook's stream."""
     text = "echomq-viz: " + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    fd = getattr(sys.stderr, "_original_stdstream_copy", None)
+    fd = getattr(sys.stderr, "_original_stdstream_copy", None)  # ipykernel watching fd 2 for the notebook
+    if not isinstance(fd, int):
+        if sys.stderr is sys.__stderr__:
+            return  # not in a kernel: Python prints the traceback, __cause__ included
+        fd = 2  # a kernel that leaves fd 2 alone: it is the terminal
     try:
-        if isinstance(fd, int):
-            os.write(fd, text.encode("utf-8", "replace"))
+        os.write(fd, text.encode("utf-8", "replace"))
     except OSError:
         pass
 
