@@ -17,7 +17,7 @@ from .workload import WorkJob
 
 __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE", "BULLMQ_NODE_PROBE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
-           "huey_plain_priority", "before"]
+           "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands"]
 
 RQ_LEVELS = ("high", "mid", "low")
 CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("twelve", 12), ("fifteen", 15),
@@ -119,3 +119,68 @@ def huey_plain_priority() -> str:
 
 def _noop() -> None:
     return None
+
+
+def settings_text(run: WorkerRun) -> str:
+    """The Celery settings a run set, one a line, each with where Celery documents it."""
+    return "\n".join(f"  {name} = {value!r}\n      ({source})" for name, value, source in run.settings)
+
+
+def worker_text(run: WorkerRun, right: Sequence[str]) -> str:
+    """One worker run of the workload: its order against the right one, and how it took a job."""
+    verdict = "the right order" if list(run.order[:len(right)]) == list(right) else "NOT the right order"
+    lines = [f"{run.label} · {run.version} · {run.how}",
+             f"  ran   {' '.join(run.order[:len(right)])}  ({verdict})",
+             f"  right {' '.join(right)}",
+             "  one add, as MONITOR saw it:", take_text(run.add),
+             "  taking a job after the queue ran empty (the worker waiting on it):", take_text(run.late)]
+    return "\n".join(lines)
+
+
+def cluster_text(run: WorkerRun) -> str:
+    """How many hash slots the keys the library wrote fall in, and which keys share a command."""
+    slots = slots_of(list(run.keys))
+    queue_keys = {key: slot for key, slot in slots.items() if not any(part.isdigit() or len(part) == 36
+                                                                       for part in key.replace(":", ".").split("."))}
+    return (f"{run.label}: {len(run.keys)} keys written in {len(set(slots.values()))} hash slots; "
+            f"its keys other than per-job ones: {len(queue_keys)} in {len(set(queue_keys.values()))} slots")
+
+
+def _escaped(key: str) -> str:
+    """``key`` as MONITOR prints it (a byte outside printable ASCII as ``\\xNN``)."""
+    return "".join(c if c.isprintable() and ord(c) < 127 and c != '"' else f"\\x{ord(c):02x}" for c in key)
+
+
+def multi_key_commands(run: WorkerRun) -> list[str]:
+    """What the library sent, outside Lua, that names keys in more than one hash
+    slot, which a cluster refuses with CROSSSLOT: a command, a ``MULTI``/``EXEC``
+    block (named ``MULTI/EXEC``), or a script by the keys it was given. Pure."""
+    from redis.crc import key_slot
+
+    known = {_escaped(key): key for key in run.keys}
+    found, block = set(), None
+    for text, lua in tuple(run.add) + tuple(run.late) + tuple(run.steady):
+        if lua:
+            continue
+        words = text.split(" ")
+        verb = words[0].upper()
+        if verb == "MULTI":
+            block = []
+            continue
+        if verb in ("EXEC", "DISCARD"):
+            if block is not None and len({key_slot(k.encode()) for k in block}) > 1:
+                found.add("MULTI/EXEC")
+            block = None
+            continue
+        args = words[1:]
+        if verb in ("EVAL", "EVALSHA") and len(args) > 1 and args[1].isdigit():
+            named = args[2:2 + int(args[1])]
+        elif verb in ("BRPOP", "BLPOP", "BZPOPMIN", "BZPOPMAX"):
+            named = args[:-1]  # every argument but the timeout is a key
+        else:
+            named = [known[word] for word in args if word in known]
+        if block is not None:
+            block.extend(named)
+        elif len({key_slot(k.encode("utf-8", "surrogateescape")) for k in named}) > 1:
+            found.add(verb)
+    return sorted(found)

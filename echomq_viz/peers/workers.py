@@ -28,6 +28,8 @@ __all__ = ["Sent", "WorkerRun", "Deployment", "run_deployment", "run_all", "DONE
            "take_commands"]
 
 DONE = "viz10:done"
+BLOCKING = {"BRPOP", "BLPOP", "BRPOPLPUSH", "BLMOVE", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "BLMPOP", "XREAD",
+            "XREADGROUP"}
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,12 @@ def take_commands(lines: Sequence[tuple[str, bool]], word: str, add: Sequence[tu
     gaps = [seen[a + 1:b] for a, b in zip(records, records[1:])]
     gaps = gaps[len(gaps) // 4: max(len(gaps) * 3 // 4, len(gaps) // 4 + 1)]  # the middle of the run
     steady = tuple(sorted(gaps, key=len)[len(gaps) // 2]) if gaps else ()
-    last = late_at  # Redis 7 logs a blocking command when it is served, so the take follows the mark
+    # Redis 7.0 logs a blocking command when it is called: the one that takes the late job
+    # was sent before the mark, while the worker waited on the empty queue
+    last = next((i for i in range(late_at - 1, -1, -1) if not seen[i][1]
+                 and seen[i][0].split(" ", 1)[0].upper() in BLOCKING), late_at)
+    if records and last <= records[-1]:
+        last = late_at
     record = next((i for i in range(late_at + 1, len(seen)) if _is_record(seen[i][0])), len(seen))
     window = [line for line in seen[last:record] if not line[0].startswith(f"ECHO {word} ")]
     for name, lua in add:  # the producer's add, once
@@ -209,6 +216,7 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
             outcomes += deployment.add(jobs[2:])
             sent = tuple(Sent(name, priority, outcome) for (name, priority), outcome in zip(jobs, outcomes))
             expect = sum(s.outcome == "ok" for s in sent) if expect is None else expect
+            written = set(client.scan_iter(count=1000))  # before the worker empties (and so deletes) lists
             monitor.mark("worker")
             deployment.start_worker(server.socket_path)
             if between is not None:
@@ -225,7 +233,7 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
         one_add = tuple(_between(lines, monitor.word, "one", "rest"))
         steady, late_lines = take_commands(lines, monitor.word, one_add) if late is not None else ((), ())
         order = tuple(client.lrange(DONE, 0, -1))
-        keys = {key: client.type(key) for key in client.scan_iter(count=1000) if key != DONE}
+        keys = {key: client.type(key) for key in sorted(written | set(client.scan_iter(count=1000))) if key != DONE}
         stats = command_stats(client)
         return WorkerRun(deployment.key, deployment.label, deployment.version(), deployment.how,
                          tuple(deployment.settings), sent, order, steady, late_lines, keys, one_add, stats,
