@@ -70,3 +70,92 @@ def test_every_stored_still_is_its_figures_current_state(name):
     assert stale_stills(nb) == [], (
         f"{name}: stills {stale_stills(nb)} (in output order) show another state than their figure's "
         f"current one; re-run: python -m echomq_viz._refresh notebooks/{name}")
+
+
+# -- every view as its own cell showed it ---------------------------------------------------------
+#
+# A view's output keeps, in its metadata (echomq_viz.widgets.view.SHOWN), what every control and
+# text of the view showed when its cell displayed it. The widget state is stored at the end of the
+# run; if a later cell moved the view (a slider set, a guess made, a button pressed from code), the
+# two differ, and the view above no longer shows the state its own cell describes.
+
+def _state(nb: dict) -> dict:
+    return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def _views(nb: dict):
+    """(output data, output metadata) of every output displaying a widget view,
+    its text/plain joined into one string."""
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            if VIEW in output.get("data", {}):
+                data = dict(output["data"], **{"text/plain": "".join(output["data"].get("text/plain", ""))})
+                yield data, output.get("metadata", {})
+
+
+def _controls(state: dict, model_id: str) -> dict[str, object]:
+    """Description -> value (a choice's index) of every control a view holds, as stored."""
+    from echomq_viz._stills import reach_models
+
+    found = {}
+    for held in reach_models(state, model_id, []):
+        attributes = state[held].get("state", {})
+        if attributes.get("description"):
+            found[attributes["description"]] = attributes.get("index", attributes.get("value"))
+    return found
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_view_is_stored_as_its_own_cell_showed_it(name):
+    from echomq_viz.widgets.view import SHOWN
+
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    state = _state(nb)
+    for data, metadata in _views(nb):
+        shown = metadata.get(SHOWN)
+        assert shown is not None, (f"{name}: {data['text/plain']} stored without what it showed; "
+                                   f"re-run python -m echomq_viz._refresh notebooks/{name}")
+        moved = {model_id: (values, {key: state.get(model_id, {}).get("state", {}).get(key) for key in values})
+                 for model_id, values in shown["values"].items()}
+        moved = {model_id: pair for model_id, pair in moved.items() if pair[0] != pair[1]}
+        assert not moved, (f"{name}: {shown['view']} shows another state than its own cell made "
+                           f"(shown -> stored): {list(moved.values())[:3]}")
+        assert shown["view"] == data["text/plain"]
+
+
+# Guess-first views, as many as each notebook shows: each must be stored unanswered.
+GUESS_FIRST = {"02-which-pops-first.ipynb": 1, "03-inside-the-consume.ipynb": 1,
+               "08-every-path-scores-the-same-way.ipynb": 7, "09-designs-that-fail.ipynb": 1}
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_guess_first_view_is_stored_unanswered(name):
+    from echomq_viz.widgets.view import SHOWN
+
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    state = _state(nb)
+    records = [metadata.get(SHOWN, {}) for _, metadata in _views(nb)]
+    asked = [record for record in records if record.get("guess_first")]
+    assert len(asked) == GUESS_FIRST.get(name, 0), f"{name}: {len(asked)} guess-first views"
+    assert [record["view"] for record in asked if record["answered"]] == [], f"{name}: shown answered"
+    for data, _ in _views(nb):  # straight from the stored widget state, whatever the records say
+        controls = _controls(state, data[VIEW]["model_id"])
+        assert controls.get("Your guess:") is None, f"{name}: {data['text/plain']} stored with a guess made"
+
+
+def _stored_controls(name: str, view: str) -> dict[str, object]:
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    [data] = [data for data, _ in _views(nb) if data["text/plain"].startswith(view)]
+    return _controls(_state(nb), data[VIEW]["model_id"])
+
+
+def test_the_views_the_prose_describes_are_stored_as_described():
+    hero = _stored_controls("01-one-score-two-keys.ipynb", "HeroView(priority=1, counter=1)")
+    assert (hero["priority"], hero["counter"], hero["exact counter"]) == (1, 1, 1)
+    assert hero["live on Redis: each change adds a job"] is False
+    race = _stored_controls("02-which-pops-first.ipynb", "ComparisonView(")
+    assert (race["job A priority"], race["job A counter"]) == (1, 4_000_000_000)
+    assert (race["job B priority"], race["job B counter"]) == (2, 1)
+    assert race["Your guess:"] is None
+    bands = _stored_controls("04-tiers-as-bands.ipynb", "BandsView(tiers=4, jobs=200, start=0)")
+    assert (bands["tiers"], bands["jobs"], bands["pc starts at"]) == (4, 200, 0)
