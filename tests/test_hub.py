@@ -352,10 +352,10 @@ def test_resources_are_guarantees_below_limits(z2jh):
     assert 0 < size(memory["guarantee"]) <= size(memory["limit"])
 
 
-def test_the_readme_gives_the_start_command_of_config_yaml(z2jh):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.search(r"<!-- singleuser-command -->\n```bash\n(.+)\n```", readme)
-    assert shown, "README.md: no singleuser-command block"
+def test_the_hub_page_gives_the_start_command_of_config_yaml(z2jh):
+    page = (ROOT / "docs" / "jupyterhub.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- singleuser-command -->\n```bash\n(.+)\n```", page)
+    assert shown, "docs/jupyterhub.md: no singleuser-command block"
     assert shlex.split(shown.group(1)) == z2jh["singleuser"]["cmd"]
 
 
