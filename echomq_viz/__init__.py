@@ -34,6 +34,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
 - :mod:`echomq_viz.exposure`      who may reach ``lab`` and ``app``: loopback, or ``--public`` with a token
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
+- :mod:`echomq_viz.versions`      whether the installed packages are inside the tested ranges (the launcher's check)
 - :mod:`echomq_viz.notebook_copies` the user's own copy of the shipped notebooks, edits kept
 - :mod:`echomq_viz.hub`           ``echomq-viz singleuser``: a student's server on a JupyterHub
 - :mod:`echomq_viz._voila`        (private) Voila as the app runs it, its frame reader bounded

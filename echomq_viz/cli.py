@@ -42,6 +42,7 @@ from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
 from .notebook_copies import USER_FOLDER, copy_notebooks, project_checkout, shipped_notebooks
 from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
+from .versions import version_warning
 
 ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
 REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
@@ -73,6 +74,10 @@ LAB_QUIET = (
     "--LabApp.news_url=None",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
 )
+
+
+# The commands that start servers or kernels, each checking first the installed versions against the tested ranges
+STARTS_SERVERS = ("lab", "app", "redis", "export", "singleuser")
 
 
 def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
@@ -424,6 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                        port=args.port)):
         print(refusal, file=sys.stderr)  # before anything starts or is copied
         return 2
+    if args.command in STARTS_SERVERS and (outside := version_warning()):
+        _say(outside)  # before anything starts: a package outside its tested range is named first
     try:
         if args.command == "redis":
             return cmd_redis(args)
