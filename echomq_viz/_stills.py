@@ -19,10 +19,11 @@ from typing import Iterator
 
 from .export import WIDGET_STATE
 
-__all__ = ["VIEW", "REFERENCE", "reach_models", "view_stills", "store_stills", "stale_stills"]
+__all__ = ["VIEW", "REFERENCE", "SHOWN", "reach_models", "view_stills", "store_stills", "stale_stills", "moved_views"]
 
 VIEW = "application/vnd.jupyter.widget-view+json"  # the mime type of a widget view in an output
 REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")  # how one widget model names another
+SHOWN = "echomq_viz"  # the output metadata in which a view records what it showed (widgets.view.SHOWN)
 
 
 def reach_models(state: dict, model_id: str, order: list[str]) -> list[str]:
@@ -68,3 +69,28 @@ def stale_stills(nb) -> list[int]:
     current image of every figure their view holds."""
     return [place for place, (data, images) in enumerate(view_stills(nb))
             if images and "".join(data["image/png"]).replace("\n", "") not in images]
+
+
+def moved_views(nb) -> list[tuple[str, dict]]:
+    """The views whose stored widget state differs from what they showed
+    when their own cell displayed them (a later cell moved them), or that
+    recorded nothing: (the view's text, {model id: (shown, stored)})."""
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    moved = []
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            if VIEW not in output.get("data", {}):
+                continue
+            text = "".join(output["data"].get("text/plain", ""))
+            shown = output.get("metadata", {}).get(SHOWN)
+            if shown is None:
+                moved.append((text, {"": ("recorded nothing", None)}))
+                continue
+            changed = {}
+            for model_id, values in shown["values"].items():
+                stored = {key: state.get(model_id, {}).get("state", {}).get(key) for key in values}
+                if stored != values:
+                    changed[model_id] = (values, stored)
+            if changed:
+                moved.append((text, changed))
+    return moved

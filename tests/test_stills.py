@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz._stills import VIEW, stale_stills, store_stills, view_stills
+from echomq_viz._stills import SHOWN, VIEW, moved_views, stale_stills, store_stills, view_stills
 from echomq_viz.export import WIDGET_STATE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,22 +105,36 @@ def _controls(state: dict, model_id: str) -> dict[str, object]:
     return found
 
 
+def test_a_view_records_what_it_showed_where_the_check_looks():
+    from echomq_viz.widgets import HeroView
+    from echomq_viz.widgets.view import SHOWN as WRITTEN
+
+    data, metadata = HeroView(None, priority=2, counter=7)._repr_mimebundle_()
+    shown = metadata[SHOWN]
+    assert WRITTEN == SHOWN and shown["view"] == data["text/plain"] == "HeroView(priority=2, counter=7)"
+    assert sorted(values.get("value") for values in shown["values"].values()
+                  if isinstance(values.get("value"), int) and not isinstance(values.get("value"), bool)) == [2, 7, 7]
+
+
+def test_a_view_moved_after_its_cell_is_found_and_one_left_alone_is_not():
+    nb = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})
+    output = nb["cells"][0]["outputs"][0]
+    assert [text for text, _ in moved_views(nb)] == ["HeroView(...)"]  # it recorded nothing
+    output["metadata"][SHOWN] = {"view": "HeroView(...)", "values": {"slider": {"value": 5}}}
+    assert moved_views(nb) == []
+    nb["metadata"]["widgets"][WIDGET_STATE]["state"]["slider"]["state"]["value"] = 6  # a later cell moved it
+    assert moved_views(nb) == [("HeroView(...)", {"slider": ({"value": 5}, {"value": 6})})]
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_view_is_stored_as_its_own_cell_showed_it(name):
-    from echomq_viz.widgets.view import SHOWN
-
     nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
-    state = _state(nb)
+    moved = moved_views(nb)
+    assert not moved, (f"{name}: views stored in another state than their own cell showed "
+                       f"(model: shown, stored): {moved[:2]}; a later cell must not move a view shown above "
+                       f"it; then re-run python -m echomq_viz._refresh notebooks/{name}")
     for data, metadata in _views(nb):
-        shown = metadata.get(SHOWN)
-        assert shown is not None, (f"{name}: {data['text/plain']} stored without what it showed; "
-                                   f"re-run python -m echomq_viz._refresh notebooks/{name}")
-        moved = {model_id: (values, {key: state.get(model_id, {}).get("state", {}).get(key) for key in values})
-                 for model_id, values in shown["values"].items()}
-        moved = {model_id: pair for model_id, pair in moved.items() if pair[0] != pair[1]}
-        assert not moved, (f"{name}: {shown['view']} shows another state than its own cell made "
-                           f"(shown -> stored): {list(moved.values())[:3]}")
-        assert shown["view"] == data["text/plain"]
+        assert metadata[SHOWN]["view"] == data["text/plain"]
 
 
 # Guess-first views, as many as each notebook shows: each must be stored unanswered.
@@ -130,17 +144,15 @@ GUESS_FIRST = {"02-which-pops-first.ipynb": 1, "03-inside-the-consume.ipynb": 1,
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_guess_first_view_is_stored_unanswered(name):
-    from echomq_viz.widgets.view import SHOWN
-
     nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
     state = _state(nb)
+    for data, _ in _views(nb):  # straight from the stored widget state, whatever the records say
+        controls = _controls(state, data[VIEW]["model_id"])
+        assert controls.get("Your guess:") is None, f"{name}: {data['text/plain']} stored with a guess made"
     records = [metadata.get(SHOWN, {}) for _, metadata in _views(nb)]
     asked = [record for record in records if record.get("guess_first")]
     assert len(asked) == GUESS_FIRST.get(name, 0), f"{name}: {len(asked)} guess-first views"
     assert [record["view"] for record in asked if record["answered"]] == [], f"{name}: shown answered"
-    for data, _ in _views(nb):  # straight from the stored widget state, whatever the records say
-        controls = _controls(state, data[VIEW]["model_id"])
-        assert controls.get("Your guess:") is None, f"{name}: {data['text/plain']} stored with a guess made"
 
 
 def _stored_controls(name: str, view: str) -> dict[str, object]:
