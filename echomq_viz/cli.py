@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 from ._kernel_channels import ipc_options, runtime_dir, warm_font_cache
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
-from .notebook_copies import USER_FOLDER, copy_notebooks, project_checkout, shipped_notebooks
+from .notebook_copies import USER_FOLDER, copy_notebooks, lab_notebooks, project_checkout, shipped_notebooks
 from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 from .versions import version_warning
 
@@ -102,6 +102,9 @@ def _require(module: str, package: str) -> None:
 
 NOTEBOOKS_HELP = (f"the notebooks folder (default: notebooks/ in a checkout of this project, else your copy "
                   f"of the shipped ones in ./{USER_FOLDER})")
+# lab saves what it opens: by default the reader's copy, so a clone's committed notebooks never change
+LAB_NOTEBOOKS_HELP = (f"the notebooks folder (default: your copy of the shipped ones in ./{USER_FOLDER}; "
+                      f"in a clone, --notebooks notebooks edits the committed ones)")
 
 
 # -- Redis for the kernels ---------------------------------------------------------------------
@@ -171,10 +174,12 @@ def _redis_pids(server: RedisServer | None) -> tuple[int, ...]:
     return (server.supervisor_pid,) if server is not None and server.supervisor_pid else ()
 
 
-def _serve(argv: list[str], env: dict[str, str]) -> int:
+def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]] | None = None) -> int:
+    """Run ``argv`` (and what ``then`` returns, once Redis answers) with Redis, until it exits."""
     _sweep()
     url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
     try:
+        argv = [*argv, *then()] if then is not None else argv  # e.g. lab's copy: written once Redis is checked
         print(f"echomq-viz: notebooks use {'the embedded' if server else 'your'} Redis at {redact_url(url)}",
               flush=True)
         if server is None:
@@ -187,6 +192,7 @@ def _serve(argv: list[str], env: dict[str, str]) -> int:
     finally:
         if server is not None:
             server.stop()
+        _say("stopped")  # the last line: nothing it started is left
 
 
 def _public(command: str, args: argparse.Namespace, extra: Sequence[str], run_dir: Path) -> dict[str, str]:
@@ -200,10 +206,9 @@ def _public(command: str, args: argparse.Namespace, extra: Sequence[str], run_di
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("jupyterlab", "jupyterlab")
-    root = notebooks_dir(args.notebooks)
+    chosen = notebooks_dir(args.notebooks) if args.notebooks is not None else None
     # echomq_viz._jupyterlab: JupyterLab itself, without a false deprecation warning
-    argv = [sys.executable, "-m", "echomq_viz._jupyterlab", f"--ServerApp.root_dir={root}",
-            *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
+    argv = [sys.executable, "-m", "echomq_viz._jupyterlab", *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
     port = exposure.port("lab", args.port, args.public)
     if port is not None:
         argv += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
@@ -214,7 +219,8 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     argv += ipc_options(runtime_dir())  # JupyterLab's kernels: connection files in the runtime folder
     with owned_tempdir("echomq-viz-lab-") as run_dir:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
-        return _serve([*argv, *extra], env)
+        return _serve([*argv, *extra], env,
+                      then=lambda: [f"--ServerApp.root_dir={chosen or lab_notebooks(say=_say)}"])
 
 
 def quiet_lab_config_path(run_dir: Path) -> str:
@@ -376,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=helptext)
         command.add_argument("--port", type=int, help=f"{portname} port (fails if it is taken)")
         command.add_argument("--no-browser", action="store_true", help="do not open a browser")
-        command.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
+        command.add_argument("--notebooks", metavar="DIR", help=LAB_NOTEBOOKS_HELP if name == "lab" else NOTEBOOKS_HELP)
         command.add_argument("--public", action="store_true", help=exposure.PUBLIC_HELP.format(
             port=exposure.PUBLIC_PORTS[name]))
         parser.commands[name] = command

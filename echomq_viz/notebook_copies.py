@@ -1,23 +1,34 @@
 """The user's own copy of the notebooks that ship with the package.
 
-A checkout's notebooks are edited in place; an installed package's are copied
-into a folder of the user's (``./echomq-viz-notebooks`` for ``lab``, the home
-for a hub's ``singleuser``) and kept up to date without ever overwriting an
-edit: a record of what was written tells a user's change from an old version.
+The reader works on a copy: ``lab`` copies the notebooks, from a wheel or from
+a clone alike, into ``./echomq-viz-notebooks`` (ignored by git in a clone), so
+saving in JupyterLab never changes a committed notebook; a hub's
+``singleuser`` copies them into the student's home. The app and ``export``,
+which never save, read a checkout's own. A copy is kept up to date without
+ever overwriting an edit: a record of what was written tells a user's change
+from an old version. Two launchers started at once in one folder take turns
+(a lock file), and each file is written under a name of its own, then renamed
+into place, so nobody ever reads half a notebook.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["USER_FOLDER", "COPY_RECORD", "project_checkout", "shipped_notebooks", "copy_notebooks"]
+__all__ = ["USER_FOLDER", "COPY_RECORD", "COPY_LOCK", "project_checkout", "shipped_notebooks", "copy_notebooks",
+           "lab_notebooks"]
 
 USER_FOLDER = "echomq-viz-notebooks"  # the user's copy, made in the current folder
 COPY_RECORD = ".echomq-viz-copied.json"  # in it: name -> sha256 of the file as we last wrote it
+COPY_LOCK = ".echomq-viz-copying.lock"  # held while one launcher updates the copy
 
 
 def project_checkout(folder: Path) -> bool:
@@ -46,6 +57,29 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _write_atomically(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` at once: written under a name no other process
+    uses, then renamed over it."""
+    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(partial, 0o644)  # mkstemp's 0600 would differ from a plain copy's
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+@contextlib.contextmanager
+def _turn(target: Path):
+    """One launcher at a time updates ``target``; the lock goes with the process."""
+    with open(target / COPY_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def copy_notebooks(source: Path, target: Path, *, say: Callable[[str], None]) -> Path:
     """Make ``target`` hold the user's own copy of every file in ``source``, and return it.
 
@@ -55,38 +89,49 @@ def copy_notebooks(source: Path, target: Path, *, say: Callable[[str], None]) ->
     """
     try:
         target.mkdir(mode=0o755, exist_ok=True)
-        record_path = target / COPY_RECORD
-        try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-            record = record if isinstance(record, dict) else {}
-        except (OSError, ValueError):
-            record = {}
-        copied = updated = 0
-        for shipped in sorted(source.iterdir()):
-            if not shipped.is_file() or shipped.name.startswith("."):
-                continue
-            data, mine = shipped.read_bytes(), target / shipped.name
-            current = mine.read_bytes() if mine.is_file() else None
-            if current is None and mine.exists():
-                say(f"{mine} is not a file; left alone")
-                continue
-            if current == data:
-                record[shipped.name] = _digest(data)
-                continue
-            if current is not None and record.get(shipped.name) != _digest(current):
-                if record.get(shipped.name) != _digest(data):  # and a new version ships
-                    say(f"{mine.name} has your edits, kept; this version of echomq-viz ships another: "
-                        f"rename yours to get it")
-                continue
-            partial = mine.with_name(f".{mine.name}.part")
-            partial.write_bytes(data)
-            partial.replace(mine)
-            record[shipped.name] = _digest(data)
-            copied, updated = (copied + 1, updated) if current is None else (copied, updated + 1)
-        record_path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        with _turn(target):
+            copied, updated = _update(source, target, say)
     except OSError as exc:
         raise SystemExit(f"echomq-viz: cannot keep your copy of the notebooks in {target}: "
                          f"{exc.strerror or exc}; pass --notebooks DIR") from None
     news = f"; copied {copied}, updated {updated} unedited" if copied or updated else ""
     say(f"notebooks in {target} (your copy: edits stay yours{news})")
     return target
+
+
+def _update(source: Path, target: Path, say: Callable[[str], None]) -> tuple[int, int]:
+    """Copy what is missing or unedited from ``source`` into ``target``: (copied, updated)."""
+    record_path = target / COPY_RECORD
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        record = record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        record = {}
+    copied = updated = 0
+    for shipped in sorted(source.iterdir()):
+        if not shipped.is_file() or shipped.name.startswith("."):
+            continue
+        data, mine = shipped.read_bytes(), target / shipped.name
+        current = mine.read_bytes() if mine.is_file() else None
+        if current is None and mine.exists():
+            say(f"{mine} is not a file; left alone")
+            continue
+        if current == data:
+            record[shipped.name] = _digest(data)
+            continue
+        if current is not None and record.get(shipped.name) != _digest(current):
+            if record.get(shipped.name) != _digest(data):  # and a new version ships
+                say(f"{mine.name} has your edits, kept; this version of echomq-viz ships another: "
+                    f"rename yours to get it")
+            continue
+        _write_atomically(mine, data)
+        record[shipped.name] = _digest(data)
+        copied, updated = (copied + 1, updated) if current is None else (copied, updated + 1)
+    _write_atomically(record_path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+    return copied, updated
+
+
+def lab_notebooks(*, say: Callable[[str], None]) -> Path:
+    """What ``echomq-viz lab`` opens without ``--notebooks``: the reader's copy in
+    ``./echomq-viz-notebooks``, of a wheel's notebooks or of a clone's."""
+    return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say)
