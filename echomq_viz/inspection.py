@@ -175,21 +175,26 @@ def _parse_priority(raw: str) -> int | None:
 
 
 def _read_job_priorities(client: Any, base: str, members: list[bytes], ids: list[str], tiers: np.ndarray,
-                         chunk_size: int) -> tuple[tuple[PriorityMismatch, ...], tuple[str, ...]]:
+                         chunk_size: int) -> tuple[tuple[PriorityMismatch, ...], tuple[str, ...], tuple[str, ...]]:
+    """Mismatched priorities, ids whose hash lacks ``priority``, and ids whose hash is gone."""
     mismatches: list[PriorityMismatch] = []
     missing: list[str] = []
+    gone: list[str] = []
     raw_base = base.encode()
     for start in range(0, len(members), chunk_size):
         with client.pipeline(transaction=False) as pipe:
             for member in members[start:start + chunk_size]:
                 pipe.execute_command("HGET", raw_base + member, "priority", **_RAW)
-            values = pipe.execute()
-        for i, value in enumerate(values, start=start):
-            if value is None:
+                pipe.exists(raw_base + member)
+            replies = pipe.execute()
+        for i, (value, exists) in enumerate(zip(replies[::2], replies[1::2]), start=start):
+            if not exists:
+                gone.append(ids[i])
+            elif value is None:
                 missing.append(ids[i])
             elif _parse_priority(_text(value)) != int(tiers[i]):
                 mismatches.append(PriorityMismatch(ids[i], _text(value), int(tiers[i])))
-    return tuple(mismatches), tuple(missing)
+    return tuple(mismatches), tuple(missing), tuple(gone)
 
 
 def _frozen(arr: np.ndarray) -> np.ndarray:
@@ -238,9 +243,9 @@ def inspect_queue(client: Any, queue: str | QueueContext, prefix: str = "emq", *
             raw_pc, wait_length = pipe.execute()
         ids, undecodable = _decode_ids(members)
         tiers, counters = decode_scores(scores)
-        mismatches, missing = (), ()
+        mismatches, missing, gone = (), (), ()
         if check_jobs and members:
-            mismatches, missing = _read_job_priorities(client, base, members, ids, tiers, chunk_size)
+            mismatches, missing, gone = _read_job_priorities(client, base, members, ids, tiers, chunk_size)
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         raise type(exc)(f"cannot inspect {base}: {exc}") from exc
     try:
@@ -255,4 +260,5 @@ def inspect_queue(client: Any, queue: str | QueueContext, prefix: str = "emq", *
         tier_counts=MappingProxyType(dict(zip(levels.tolist(), counts.tolist()))),
         collisions=find_collisions(ids, scores), priority_mismatches=mismatches, missing_priority=missing,
         checked_jobs=check_jobs, wrap_warning=wrap_warning, hint=hint, undecodable=undecodable,
+        missing_hash=gone,
     )

@@ -22,14 +22,14 @@ from redis.exceptions import RedisError
 
 from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
-from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, check_client, claim, clean_orphans
+from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, _OneLine, check_client, claim, clean_orphans
 from .redis_errors import one_line
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
 from .scripts import BatchError, Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
-from .server import connect
+from .server import connect, warn_if_evicting
 
 __all__ = [
-    "DEMO_PREFIX", "Entry", "Comparison", "Demo", "LeaseLost", "clean_orphans", "seeded_priorities",
+    "DEMO_PREFIX", "Entry", "Comparison", "Demo", "LeaseLost", "QueueDamaged", "clean_orphans", "seeded_priorities",
     "past_the_limit_source", "checked_job",
 ]
 
@@ -63,6 +63,10 @@ def past_the_limit_source(real_source: str) -> str:
     return real_source.replace(
         _LIMIT_CHECK, f"checkPriority(ARGV[6], 1, {TEACHING_PRIORITY_CEILING})"
     )
+
+
+class QueueDamaged(_OneLine, RuntimeError):
+    """A job id in the demo queue whose job hash is gone (evicted or deleted)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,7 @@ class Demo:
         self.name = _demo_name(queue)
         if client is not None:
             check_client(client)
+            warn_if_evicting(client, _where(client))
         self.client = client if client is not None else connect()
         self.owner = claim(self.client)
         room = MAX_NAME_LENGTH - len(OWNER_MARK) - len(self.owner)  # a namespaced token is longer
@@ -247,6 +252,34 @@ class Demo:
         self._hold()
         return self._stored_score(job_id)
 
+    def _no_ghosts(self, jobs: Sequence[Job]) -> None:
+        """Raise :class:`QueueDamaged` for a job the consume script took whose
+        hash was gone: it wrote only its own fields there (no name, no data)."""
+        gone = [job.id for job in jobs if job.data is None]
+        if gone:
+            self._damaged(gone, "taken by the consume script")
+
+    def _hashes_present(self, ids: Sequence[str], where: str) -> None:
+        """Raise :class:`QueueDamaged` if a job id in ``where`` has no job hash."""
+        keys = [Keys.job(self.ctx, job_id) for job_id in ids]
+        if not keys or self.client.exists(*keys) == len(keys):  # one command when all is well
+            return
+        with self.client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            gone = [job_id for job_id, present in zip(ids, pipe.execute()) if not present]
+        if gone:
+            self._damaged(gone, where)
+
+    def _damaged(self, gone: list[str], where: str) -> None:
+        try:
+            policy = self.client.info("memory").get("maxmemory_policy", "unknown")
+        except Exception:
+            policy = "unknown"
+        raise QueueDamaged(
+            f"{len(gone)} job id(s) {where} of {self.queue} have no job hash (e.g. job {gone[0]!r}): evicted or "
+            f"deleted (this Redis's maxmemory-policy: {policy}); the queue is damaged: reset() it")
+
     def _stored_score(self, job_id: str) -> float:
         score = self.client.zscore(Keys.prioritized(self.ctx), job_id)
         if score is None:
@@ -256,12 +289,16 @@ class Demo:
     def entries(self) -> list[Entry]:
         """The prioritized set in pop order, each score split into its two keys."""
         self._hold()
-        return [Entry(job_id, score, *split_stored(score)) for job_id, score in self.scripts.prioritized(self.ctx)]
+        entries = [Entry(job_id, score, *split_stored(score)) for job_id, score in self.scripts.prioritized(self.ctx)]
+        self._hashes_present([entry.job_id for entry in entries], "in the prioritized set")
+        return entries
 
     def waiting(self) -> list[str]:
         """Job ids on the wait list, next to be taken first."""
         self._hold()
-        return list(reversed(self.client.lrange(Keys.wait(self.ctx), 0, -1)))
+        ids = list(reversed(self.client.lrange(Keys.wait(self.ctx), 0, -1)))
+        self._hashes_present(ids, "on the wait list")
+        return ids
 
     def priority_counter(self) -> int | None:
         self._hold()
@@ -278,13 +315,17 @@ class Demo:
         """Take the next job through ``moveToActive-11``."""
         check_text("lock token", token)
         self._hold()
-        return self.scripts.move_to_active(self.ctx, token, 60_000)
+        job = self.scripts.move_to_active(self.ctx, token, 60_000)
+        self._no_ghosts([] if job is None else [job])
+        return job
 
     def drain(self, token: str = "viz-worker") -> list[Job]:
         """Take every job, in the order the consume script hands them out."""
         check_text("lock token", token)
         self._hold()
-        return self.scripts.drain(self.ctx, token, 60_000)
+        jobs = self.scripts.drain(self.ctx, token, 60_000)
+        self._no_ghosts(jobs)
+        return jobs
 
     def compare(self, a: tuple[int, int], b: tuple[int, int]) -> Comparison:
         """Empty the queue, add job A and job B at the given ``(priority,

@@ -40,7 +40,7 @@ class Finding:
     :param code: what it is, stable for programs: ``wrong-name``,
         ``non-utf8-id``, ``irregular-score``, ``above-limit``,
         ``equal-scores``, ``fifo-broken``, ``priority-mismatch``,
-        ``missing-priority``, ``negative-priority``, ``tier-zero``,
+        ``missing-hash``, ``missing-priority``, ``negative-priority``, ``tier-zero``,
         ``pc-out-of-range``, ``counter-ahead-of-pc``, ``wrap-ahead``.
     :param severity: ``"error"`` (the pop order is already wrong),
         ``"warning"`` (data that will or may go wrong), ``"note"``.
@@ -115,6 +115,7 @@ class QueueReport:
     wrap_warning: int = WRAP_WARNING
     hint: str | None = None
     undecodable: tuple[str, ...] = ()
+    missing_hash: tuple[str, ...] = ()  # ids whose job hash is gone (evicted or deleted); checked_jobs only
     findings: tuple[Finding, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -283,6 +284,12 @@ def _priority_mismatch(r: QueueReport) -> Finding | None:
                    f"{m.stored!r}, score tier {m.tier:,}", (m.job_id,))
 
 
+def _missing_hash(r: QueueReport) -> Finding | None:
+    return _jobs("missing-hash", "error", r.missing_hash,
+                 "job id in the prioritized set without its job hash (evicted or deleted: a Redis whose "
+                 "maxmemory-policy is not noeviction drops keys when full); a worker cannot run these jobs")
+
+
 def _missing_priority(r: QueueReport) -> Finding | None:
     return _jobs("missing-priority", "warning", r.missing_priority, "job hash or its priority field missing")
 
@@ -327,7 +334,7 @@ def _wrap_ahead(r: QueueReport) -> Finding | None:
 
 RULES: tuple[Callable[[QueueReport], Finding | None], ...] = (
     _wrong_name, _non_utf8, _irregular, _above_limit, _equal_scores, _fifo_broken, _priority_mismatch,
-    _missing_priority, _negative, _tier_zero, _pc_out_of_range, _ahead_of_pc, _wrap_ahead,
+    _missing_hash, _missing_priority, _negative, _tier_zero, _pc_out_of_range, _ahead_of_pc, _wrap_ahead,
 )
 
 

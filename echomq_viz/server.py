@@ -55,6 +55,7 @@ __all__ = [
     "embedded_server",
     "url_or_private_server",
     "connect",
+    "warn_if_evicting",
 ]
 
 ENV_URL = "REDIS_URL"
@@ -428,4 +429,29 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
     except redis.RedisError as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {where}: {redact_url(str(exc), known)}") from None
+    warn_if_evicting(client, where)
     return client
+
+
+_warned: set[str] = set()
+
+
+def warn_if_evicting(client: Any, where: str) -> str | None:
+    """Say once per server, in one line on stderr, that a Redis whose
+    ``maxmemory-policy`` is not ``noeviction`` deletes keys when full (a job's
+    hash among them, leaving a damaged queue), as BullMQ does; the line, or None."""
+    import redis
+
+    try:
+        info = client.info("memory")
+    except redis.RedisError:  # a user without INFO: nothing to say
+        return None
+    policy = info.get("maxmemory_policy") if isinstance(info, dict) else None
+    if not isinstance(policy, str) or policy == "noeviction":
+        return None
+    line = (f"echomq-viz: warning: Redis at {where} has maxmemory-policy {policy}: when full it deletes keys, a "
+            "job's hash among them, and a queue breaks; set maxmemory-policy noeviction")
+    if where not in _warned:
+        _warned.add(where)
+        print(line, file=sys.stderr, flush=True)
+    return line

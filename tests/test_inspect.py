@@ -222,14 +222,17 @@ def test_job_hash_priority_that_disagrees_or_is_missing(r, scripts, ctx):
     ids = scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, p) for k, p in enumerate([2, 2, 4, 4, 6])])
     r.hset(Keys.job(ctx, ids[2]), "priority", "7")  # job 3 sits in tier 4
     r.hset(Keys.job(ctx, ids[4]), "priority", "6.0")  # a whole float still agrees
-    r.delete(Keys.job(ctx, ids[3]))  # job 4 lost its hash
+    r.hdel(Keys.job(ctx, ids[3]), "priority")  # job 4 lost its priority field
+    r.delete(Keys.job(ctx, ids[1]))  # job 2 lost its whole hash (evicted or deleted)
 
     report = inspect_queue(r, ctx)
     assert [(m.job_id, m.stored, m.tier) for m in report.priority_mismatches] == [("3", "7", 4)]
-    assert report.missing_priority == ("4",)
-    assert codes(report) == ["priority-mismatch", "missing-priority"]
+    assert report.missing_priority == ("4",) and report.missing_hash == ("2",)
+    assert codes(report) == ["priority-mismatch", "missing-hash", "missing-priority"]
     assert finding(report, "priority-mismatch").examples == ("3",)
     assert finding(report, "missing-priority").examples == ("4",)
+    gone = finding(report, "missing-hash")
+    assert gone.examples == ("2",) and gone.severity == "error" and "maxmemory-policy" in gone.message
 
     unchecked = inspect_queue(r, ctx, check_jobs=False)
     assert unchecked.findings == () and unchecked.priority_mismatches == ()

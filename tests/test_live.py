@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from echomq_viz import owners
+from echomq_viz import live, owners
 from echomq_viz.keys import Keys
 from echomq_viz.live import Demo, clean_orphans, seeded_priorities
 from echomq_viz.owners import lease_key
 from echomq_viz.score import TIER_SPAN, priority_score, split_score
-from echomq_viz.server import RedisServer
+from echomq_viz.server import RedisServer, connect
 
 from conftest import one_clear_line
 
@@ -48,7 +48,7 @@ def wait_until(condition, timeout: float) -> bool:
 # A second process with a Demo of the same base name, driven line by line.
 CHILD = r"""
 import json, sys
-from echomq_viz import owners
+from echomq_viz import live, owners
 from echomq_viz.live import Demo
 from echomq_viz.server import connect
 
@@ -444,3 +444,39 @@ def test_demo_refusals_in_a_filled_queue_write_nothing(demo, r, keyspace, case):
     r.set("someone-else", "data")
     with assert_refused(error, re.escape(fragment), keyspace):
         make(demo)
+
+
+# -- a damaged queue, an evicting Redis -------------------------------------------------------------
+
+
+def test_a_job_id_without_its_hash_is_said_in_one_line_by_every_read(r):
+    demo = Demo("viz-damaged", client=r)
+    demo.reset()
+    ids = demo.add_batch([1, 2, 3])
+    waiting = demo.add_waiting("w")
+    r.delete(Keys.job(demo.ctx, ids[1]), Keys.job(demo.ctx, waiting))  # what an evicting Redis does when full
+    for call, where in ((demo.entries, "in the prioritized set"), (demo.waiting, "on the wait list")):
+        with pytest.raises(live.QueueDamaged) as info:
+            call()
+        shown = info.value._render_traceback_()
+        assert len(shown) == 1 and one_clear_line(shown[0]) and where in shown[0]
+        assert "maxmemory-policy: noeviction" in shown[0] and "reset()" in shown[0]
+    r.delete(Keys.wait(demo.ctx))  # the consume script would take the wait list first
+    assert demo.pop().id == ids[0]
+    with pytest.raises(live.QueueDamaged, match=f"e.g. job '{ids[1]}'"):
+        demo.pop()  # the consume script hands out an empty job: never silently
+    demo.reset()
+    assert demo.entries() == [] and demo.waiting() == []
+
+
+def test_an_evicting_redis_gets_one_warning_line_naming_the_setting(capsys):
+    with RedisServer(extra_args=("--maxmemory-policy", "allkeys-lru")) as evicting:
+        Demo("viz-01-score", client=evicting.client())
+        Demo("viz-02-score", client=evicting.client())
+        said = capsys.readouterr().err.splitlines()
+        assert len(said) == 1 and "maxmemory-policy allkeys-lru" in said[0] and "noeviction" in said[0]
+        connect(evicting.url)
+        assert "maxmemory-policy allkeys-lru" in capsys.readouterr().err  # the launcher's connect says it too
+    with RedisServer() as keeping:  # noeviction, Redis's default
+        Demo("viz-01-score", client=keeping.client())
+        assert capsys.readouterr().err == ""
