@@ -7,8 +7,10 @@ this process, so the kernel's exit and ``echomq-viz clean`` remove it.
 
 from __future__ import annotations
 
+import json
 import struct
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -23,6 +25,9 @@ from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
+from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, first_take, huey_plain_priority,
+                                       huey_storage_slots, multi_key_commands, run_workers)
+from echomq_viz.peers.workers import take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
 ORDER = ("packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey")
@@ -229,7 +234,7 @@ def test_rq_worker_asks_its_queues_in_order(observed):
     # RQ's job ids are random UUIDs: the count shown is of the queue's own keys, the same every run
     queue_keys = ["rq:queue:high", "rq:queue:mid", "rq:queue:low", "rq:queues"]
     assert rq.job_keys and rq.queue_slots_default == slot_count(queue_keys)
-    assert slot_text(rq) == f"no (queue keys in {slot_count(queue_keys)} slots, each job's key apart)"
+    assert slot_text(rq) == f"{slot_count(queue_keys)} slots, each job's key apart"
 
 
 @pytest.mark.slow
@@ -407,3 +412,159 @@ def test_the_node_runner_ends_when_its_python_is_killed(tcp_server, tmp_path):
     finally:
         holder.kill()
         holder.wait(10)
+
+
+# -- each library through its own worker (echomq_viz.peers.workers, .deployments, .deployed) ----------
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10-the-queues-people-run.ipynb"
+
+
+def _notebook() -> tuple[str, str]:
+    """Notebook 10's prose (every markdown cell) and its stored printed output, as text."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    prose = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    printed = "\n".join("".join(output.get("text", "")) for cell in cells if cell["cell_type"] == "code"
+                        for output in cell.get("outputs", ()))
+    return " ".join(prose.split()), printed
+
+
+@pytest.fixture(scope="module")
+def workers():
+    """The notebook's worker runs: every library's own worker on a private Redis of its own, and the probes."""
+    return run_workers(workload())
+
+
+def test_take_commands_reads_the_blocking_pop_and_leaves_the_producers_add_out():
+    word = "w"
+    lines = [("ECHO w worker", False), ("BRPOP jobs jobs:3 1", False), ("RPUSH viz10:done j01", False),
+             ("BRPOP jobs jobs:3 1", False), ("ECHO w late", False), ("LPUSH jobs {}", False),
+             ("MULTI", False), ("ZADD unacked_index 1 a", False), ("HSET unacked a {}", False), ("EXEC", False),
+             ("RPUSH viz10:done late", False)]
+    steady, late = take_commands(lines, word, [("LPUSH jobs {}", False)])
+    assert [text.split()[0] for text, _ in late] == ["BRPOP", "MULTI", "ZADD", "HSET", "EXEC"]
+    assert [text for text, _ in first_take(late)] == ["BRPOP jobs jobs:3 1", "MULTI", "ZADD unacked_index 1 a",
+                                                      "HSET unacked a {}", "EXEC"]
+
+
+@pytest.mark.slow
+def test_every_worker_runs_the_workload_in_the_order_the_notebook_prints(workers):
+    jobs = workload()
+    right = correct_order(jobs)
+    for key in ("celery10", "rq", "huey", "bullmq-py") + (("bull", "bullmq-node") if node_missing() is None else ()):
+        assert list(workers[key].order) == right + ["late"], key
+    celery = workers["celery"]  # kombu's default steps [0, 3, 6, 9]: tiers 1 and 2 share one list
+    assert list(celery.order[:24]) == [job.name for job in jobs if job.tier < 3] + [job.name for job in jobs
+                                                                                     if job.tier == 3]
+    _, printed = _notebook()
+    assert "(NOT the right order)" in printed and printed.count("(the right order)") >= 4
+
+
+@pytest.mark.slow
+def test_celery_sets_no_priority_option_and_its_worker_takes_with_one_brpop(workers):
+    import kombu.transport.redis as kombu_redis
+    from celery import Celery
+
+    assert kombu_redis.Channel.queue_order_strategy == "round_robin"
+    assert kombu_redis.Channel.priority_steps == [0, 3, 6, 9]
+    assert not Celery("bare").conf.broker_transport_options  # Celery sets none of it
+    for key, lists in (("celery", 4), ("celery10", 10)):
+        take = first_take(workers[key].late)
+        verbs = [text.split()[0].upper() for text, _ in take]
+        assert verbs == ["BRPOP", "MULTI", "ZADD", "HSET", "EXEC"], (key, take)  # 5 commands, 2 steps
+        assert len(take[0][0].split()) == 1 + lists + 1  # BRPOP, every step list, the timeout
+    prose, _ = _notebook()
+    assert "how Celery sets it" not in prose and "Celery sets no priority option" in prose
+    assert "one `BRPOP` naming every step list" in prose
+
+
+@pytest.mark.slow
+def test_celery_direction_default_clamping_and_prefetch(workers):
+    probe = workers["celery-probe"]
+    assert probe.order == ("no-priority", "zero", "minus-three", "five", "nine", "ten", "twelve", "fifteen")
+    assert before(probe, "zero", "nine") and before(probe, "no-priority", "zero")
+    four, one = workers["celery-prefetch-4"].ran("urgent"), workers["celery-prefetch-1"].ran("urgent")
+    assert 1 < one < four  # an urgent task waits behind what the worker prefetched, more with 4
+    prose, printed = _notebook()
+    assert "10, 12 and 15 run after 9, in the order sent (clamped to 9): True" in printed
+    assert "-3 runs with the 0s (clamped to 0): True" in printed
+    assert f"worker_prefetch_multiplier=4: " in printed and f"it ran at position {four} of 9" in printed
+
+
+@pytest.mark.slow
+def test_rq_worker_blocks_on_every_queue_at_once(workers):
+    take = first_take(workers["rq"].late)
+    assert [text.split()[0] for text, _ in take] == ["BLPOP", "HGETALL"]
+    assert take[0][0].split()[1:4] == ["rq:queue:high", "rq:queue:mid", "rq:queue:low"]
+    prose, _ = _notebook()
+    assert "one `BLPOP` naming the three queues" in prose and "in burst mode a tier-3 job costs three" in prose
+    assert "a pop sends one `LPOP` per queue, in order, until one answers, so a tier-3" not in prose
+
+
+@pytest.mark.slow
+def test_huey_needs_its_priority_storage_and_its_keys_sit_in_four_slots(workers):
+    assert huey_plain_priority().startswith("NotImplementedError")
+    assert len(set(huey_storage_slots().values())) == 4
+    assert multi_key_commands(workers["huey"]) == []  # each command names one key: a cluster takes it
+    assert [text.split()[0] for text, _ in first_take(workers["huey"].late)][0] == "BZPOPMIN"
+    prose, printed = _notebook()
+    assert "one hash slot (default names)" not in prose
+    assert "huey works because each of its commands names one key" in prose
+    assert "RedisHuey, a task with priority=1: NotImplementedError" in printed
+
+
+@pytest.mark.slow
+def test_a_cluster_refuses_celery_and_rq_and_bull_without_braces(workers):
+    assert "BRPOP" in multi_key_commands(workers["celery"])
+    assert {"BLPOP", "MULTI/EXEC"} <= set(multi_key_commands(workers["rq"]))
+    if node_missing() is None:
+        assert multi_key_commands(workers["bull"]) == ["EVALSHA"]
+        assert multi_key_commands(workers["bullmq-node"]) == ["EVALSHA"]
+    assert multi_key_commands(workers["bullmq-py"]) == ["EVALSHA"]
+
+
+@pytest.mark.slow
+def test_bullmq_pypi_accepts_what_node_refuses_and_loses_fifo_at_2_31(workers):
+    probe = workers["bullmq-py-probe"]
+    assert all(outcome == "ok" for outcome in accepted(probe).values())  # 2^21, 2^31, 1.5, -1 all accepted
+    assert before(probe, "no-priority", "minus-one") and before(probe, "minus-one", "one")
+    assert probe.ran("one-and-a-half") == 0  # accepted, never taken
+    fifo = workers["bullmq-py-fifo"]
+    assert len(fifo.order) == 12 and list(fifo.order) != [name for name, _ in BULLMQ_PY_FIFO]
+    assert list(fifo.order) == sorted(fifo.order, key=lambda name: str(int(name[1:])))  # by job-id string
+    _, printed = _notebook()
+    assert f"ran: {' '.join(fifo.order)}" in printed
+
+
+@pytest.mark.slow
+def test_node_bullmq_refuses_past_2_21_and_serves_minus_one_first(workers):
+    if node_missing() is not None:
+        pytest.fail(node_missing())
+    probe = workers["bullmq-node-probe"]
+    outcomes = accepted(probe)
+    assert "between 0 and 2097151" in outcomes["2^21"] and outcomes["2^21-1"] == "ok" and outcomes["minus-one"] == "ok"
+    assert before(probe, "minus-one", "one") and before(probe, "no-priority", "minus-one")
+    _, printed = _notebook()
+    assert "Priority should be between 0 and 2097151; never ran" in printed
+
+
+@pytest.mark.slow
+def test_bull_serves_zero_last_and_misorders_after_a_negative(workers):
+    if node_missing() is not None:
+        pytest.fail(node_missing())
+    zero = workers["bull-zero"]
+    assert zero.order == ("one", "two", "zero", "no-priority")  # 0 means no priority: after every prioritized job
+    negative = workers["bull-negative"]
+    assert before(negative, "one-and-a-half", "one")  # after a -1 job, 1.5 is placed ahead of 1
+    take = first_take(workers["bull"].late)  # after an empty queue: BRPOPLPUSH outside Lua, then a script
+    assert take[0][0].lower().startswith("brpoplpush") and take[1][0].lower().startswith("evalsha")
+    prose, _ = _notebook()
+    assert "any number" not in prose.replace("by design", "")
+    assert "`BRPOPLPUSH` moves it to `active` outside any script" in prose
+
+
+def test_versions_table_lists_each_library_once():
+    _, printed = _notebook()
+    head = printed[:printed.index("Celery settings set")]
+    for library in ("celery 5.7.0", "rq 3.0.0", "huey 3.5.4", "bullmq 3.4.4 (PyPI)"):
+        assert head.count(library) >= 1
+    assert "how it was called" in head

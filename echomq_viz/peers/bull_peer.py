@@ -25,7 +25,7 @@ class BullPeer(Peer):
     key = "bull"
     label = "Bull (Node.js)"
     tier_means = "priority=tier (1 is served first)"
-    levels = "any number (ZCOUNT over the priority set)"
+    levels = "positive numbers (ZCOUNT over the priority set); 0 means none, served last"
     default_names = "bull:<queue>:<type>"
     configured = "prefix: 'emq', queue name '{viz-10-bull@…}' (Bull's own advice for Redis Cluster)"
 

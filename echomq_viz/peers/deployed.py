@@ -8,16 +8,19 @@ made by the functions here from those runs (never typed).
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any, Sequence
 
 from .deployments import BullMQPyDeployment, CeleryDeployment, HueyDeployment, NodeDeployment, RQDeployment
 from .node import node_missing
-from .workers import WorkerRun, run_all
+from .workers import BLOCKING, WorkerRun, run_all
 from .workload import WorkJob
 
 __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE", "BULLMQ_NODE_PROBE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
-           "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands"]
+           "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands", "huey_storage_slots",
+           "PREFETCH_LOW", "first_take"]
 
 RQ_LEVELS = ("high", "mid", "low")
 CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("twelve", 12), ("fifteen", 15),
@@ -48,6 +51,11 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
         ("bullmq-py-probe", lambda: BullMQPyDeployment(), list(BULLMQ_PY_PROBE), PROBE),
         ("bullmq-py-fifo", lambda: BullMQPyDeployment(), list(BULLMQ_PY_FIFO), PROBE),
     ]
+    for multiplier in (4, 1):  # the default, and one
+        probes.append((f"celery-prefetch-{multiplier}",
+                       lambda m=multiplier: CeleryDeployment(prefetch=m, seconds=PREFETCH_SECONDS,
+                                                             label=f"Celery, worker_prefetch_multiplier={m}"),
+                       list(PREFETCH_LOW), {"late": None, "expect": len(PREFETCH_LOW) + 1, "between": _send_urgent}))
     if node:
         main[4:4] = [("bull", lambda: NodeDeployment("bull"), tier, {}),
                      ("bullmq-node", lambda: NodeDeployment("bullmq"), tier, {})]
@@ -55,6 +63,24 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
                    ("bull-negative", lambda: NodeDeployment("bull"), list(BULL_NEGATIVE), PROBE),
                    ("bullmq-node-probe", lambda: NodeDeployment("bullmq"), list(BULLMQ_NODE_PROBE), PROBE)]
     return main + probes
+
+
+PREFETCH_LOW = tuple((f"low{i}", 9) for i in range(1, 9))
+PREFETCH_SECONDS = 0.6  # long enough for the worker to fill its prefetch while one runs
+
+
+def _send_urgent(client: Any, deployment: Any) -> None:
+    """Once the first low task ran and the worker holds what it prefetches (the ``unacked``
+    hash stops growing): one urgent task (priority 0), behind the queued low ones."""
+    held, since, deadline = -1, time.monotonic(), time.monotonic() + PREFETCH_SECONDS * 0.8
+    while time.monotonic() < deadline:
+        now = client.hlen("unacked")
+        if now != held:
+            held, since = now, time.monotonic()
+        elif time.monotonic() - since > 0.15:
+            break
+        time.sleep(0.01)
+    deployment.add([("urgent", 0)])
 
 
 def run_workers(jobs: Sequence[WorkJob], workers: int = 4) -> dict[str, WorkerRun]:
@@ -85,8 +111,21 @@ def versions_rows(runs: dict[str, WorkerRun]) -> list[tuple[str, str, str]]:
             ("bullmq-py", "bullmq-node")]
 
 
-def _short(text: str, width: int = 70) -> str:
-    text = text.encode("unicode_escape").decode("ascii").replace("\\\\", "\\")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{16,}\b")
+# ISO dates, unix seconds (with or without a fraction) and milliseconds of these years, and
+# numbers of 15 digits or more (BullMQ's delayed-set bound, a clock reading times 4096)
+_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT[0-9:.+Z-]+|\b1[6-9]\d{8}(\d{3})?(\.\d+)?\b|\b\d{15,}\b")
+
+
+def _short(text: str, width: int = 64) -> str:
+    """A MONITOR line as printed: ids, hashes and clock readings written <id>, <sha>, <time>
+    (they differ on every run), bytes past the first escape cut, long lines cut."""
+    text = _UUID.sub("<id>", text)
+    text = _HEX.sub("<sha>", text)
+    text = _TIME.sub("<time>", text)
+    if "\\x" in text:
+        text = text[:text.index("\\x")] + "<bytes>"
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
@@ -126,6 +165,24 @@ def settings_text(run: WorkerRun) -> str:
     return "\n".join(f"  {name} = {value!r}\n      ({source})" for name, value, source in run.settings)
 
 
+def first_take(lines: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The take in ``lines``: the blocking command, then the next step (one command, a
+    ``MULTI``/``EXEC`` block, or a script call with its Lua lines). Pure."""
+    lines = list(lines)
+    start = next((i for i, (text, lua) in enumerate(lines) if not lua
+                  and text.split(" ", 1)[0].upper() in BLOCKING), 0)
+    end = start + 1
+    if end < len(lines):
+        verb = lines[end][0].split(" ", 1)[0].upper()
+        end += 1
+        if verb == "MULTI":
+            while end < len(lines) and lines[end - 1][0].split(" ", 1)[0].upper() != "EXEC":
+                end += 1
+        while end < len(lines) and lines[end][1]:
+            end += 1
+    return lines[start:end]
+
+
 def worker_text(run: WorkerRun, right: Sequence[str]) -> str:
     """One worker run of the workload: its order against the right one, and how it took a job."""
     verdict = "the right order" if list(run.order[:len(right)]) == list(right) else "NOT the right order"
@@ -133,17 +190,23 @@ def worker_text(run: WorkerRun, right: Sequence[str]) -> str:
              f"  ran   {' '.join(run.order[:len(right)])}  ({verdict})",
              f"  right {' '.join(right)}",
              "  one add, as MONITOR saw it:", take_text(run.add),
-             "  taking a job after the queue ran empty (the worker waiting on it):", take_text(run.late)]
+             "  taking a job after the queue ran empty (the worker waiting on it), its first two steps:",
+             take_text(first_take(run.late))]
     return "\n".join(lines)
 
 
 def cluster_text(run: WorkerRun) -> str:
-    """How many hash slots the keys the library wrote fall in, and which keys share a command."""
-    slots = slots_of(list(run.keys))
-    queue_keys = {key: slot for key, slot in slots.items() if not any(part.isdigit() or len(part) == 36
-                                                                       for part in key.replace(":", ".").split("."))}
-    return (f"{run.label}: {len(run.keys)} keys written in {len(set(slots.values()))} hash slots; "
-            f"its keys other than per-job ones: {len(queue_keys)} in {len(set(queue_keys.values()))} slots")
+    """How many hash slots the keys the library wrote fall in."""
+    slots = set(slots_of(list(run.keys)).values())
+    return f"{run.label}: {len(run.keys)} key{'s' * (len(run.keys) != 1)} written, in {len(slots)} hash slot{'s' * (len(slots) != 1)}"
+
+
+def huey_storage_slots() -> dict[str, int]:
+    """The keys huey's Redis storage names by default (``PriorityRedisHuey("viz")``), with their slots."""
+    import huey
+
+    storage = huey.PriorityRedisHuey("viz", url="unix:///nonexistent/redis.sock").storage
+    return slots_of([storage.queue_key, storage.schedule_key, storage.result_key, storage.counter_key])
 
 
 def _escaped(key: str) -> str:

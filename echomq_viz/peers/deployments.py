@@ -21,8 +21,8 @@ from .workers import Deployment
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
            "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "celery_settings"]
 
-CELERY_DOCS = "https://docs.celeryq.dev/en/v5.5.3/userguide/configuration.html#"
-CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/v5.5.3/userguide/routing.html#redis-message-priorities"
+CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
+CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
 
 
 def celery_settings(*, steps: bool = False, prefetch: int | None = None) -> tuple[tuple[str, Any, str], ...]:
@@ -68,7 +68,9 @@ class CeleryDeployment(_Process):
 
     key = "celery"
 
-    def __init__(self, *, steps: bool = False, prefetch: int | None = None, label: str | None = None) -> None:
+    def __init__(self, *, steps: bool = False, prefetch: int | None = None, label: str | None = None,
+                 seconds: float = 0.0) -> None:
+        self.seconds = seconds  # each task sleeps this long first, to hold the worker busy
         self.settings = celery_settings(steps=steps, prefetch=prefetch)
         self.key = "celery10" if steps else "celery"
         self.label = label or ("Celery, priority steps 0..9 (its docs' Redis settings)" if steps
@@ -93,12 +95,9 @@ class CeleryDeployment(_Process):
     def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
         outcomes = []
         for name, priority in jobs:
-            seconds = 0.0
-            if isinstance(name, tuple):
-                name, seconds = name
             options = {} if priority is None else {"priority": priority}
             try:
-                self.app.send_task("record", args=(name, seconds), **options)
+                self.app.send_task("record", args=(name, self.seconds), **options)
                 outcomes.append("ok")
             except Exception as error:  # the library's own refusal, shown as it says it
                 outcomes.append(str(error).splitlines()[0])

@@ -1,7 +1,7 @@
 """Celery's Redis transport (PyPI ``kombu``): one list per priority step.
 
-Configured as Celery configures it for priorities,
-``transport_options={"queue_order_strategy": "priority"}``, with
+Called directly, with ``transport_options={"queue_order_strategy": "priority"}``
+(Celery sets no such option by itself; its routing guide suggests it), and
 ``global_keyprefix`` so that every key kombu writes (the lists, the binding
 set, the unacked hash) sits inside this kernel's demo queue. A producer
 ``put``s with ``priority=p``; kombu maps ``p`` to the step at or below it and

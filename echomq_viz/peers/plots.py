@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from .. import plots
 from ..colours import tier_color
@@ -48,6 +49,10 @@ def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple[int, float]]], tit
         lines.append(line)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers ("200"), never "2 × 10²"
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("jobs already waiting")
     ax.set_ylabel("µs per operation")
     ax.set_title(title, fontsize=10)

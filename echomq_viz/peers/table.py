@@ -11,7 +11,7 @@ __all__ = ["order_verdict", "commands_text", "keys_text", "slot_text", "details"
            "closing_table", "closing_table_html", "COLUMNS"]
 
 COLUMNS = ("library", "pop order", "FIFO in a tier", "levels kept apart", "keys after 24 adds", "commands per add",
-           "commands per pop", "add atomic", "pop atomic", "one hash slot (default names)")
+           "commands per pop", "add atomic", "pop atomic", "hash slots of the queue's keys (default names)")
 
 
 def order_verdict(run: PeerRun) -> str:
@@ -51,10 +51,9 @@ def keys_text(run: PeerRun) -> str:
 def slot_text(run: PeerRun) -> str:
     # Job ids may be random (RQ's are UUIDs), so only the queue's own keys give a count that
     # is the same on every run.
-    if run.slots_default == 1:
-        return "yes"
     jobs = ", each job's key apart" if run.job_keys else ""
-    return f"no (queue keys in {run.queue_slots_default} slots{jobs})"
+    count = run.queue_slots_default
+    return f"{count} slot{'s' * (count != 1)}{jobs}"
 
 
 def details(run: PeerRun) -> str:

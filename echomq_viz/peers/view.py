@@ -27,7 +27,7 @@ class OrdersView(View):
         self.runs = runs
         tiers = {job.name: job.tier for job in runs[0].jobs}
         rows = len(runs) + 1
-        self.fig = figure(10.6, 0.62 * rows + 0.3)
+        self.fig = figure(9.0, 0.62 * rows + 0.3)  # 864 px: fits a 900 px output
         height = 1 / rows
         self.strips = []
         for i, (title, order) in enumerate([("a correct priority queue: tier, then arrival", runs[0].right)]
@@ -84,7 +84,7 @@ class GrowthView(View):
 
         super().__init__()
         self.live, self.stored = live, stored
-        self.fig = figure(10.6, 6.4)
+        self.fig = figure(9.0, 6.4)
         grid = self.fig.subplots(2, 2)
         for row, which in enumerate(("add", "pop")):
             plots.draw_growth(grid[row][0], series(live, which),

@@ -156,19 +156,33 @@ def take_commands(lines: Sequence[tuple[str, bool]], word: str, add: Sequence[tu
     steady = tuple(sorted(gaps, key=len)[len(gaps) // 2]) if gaps else ()
     # Redis 7.0 logs a blocking command when it is called: the one that takes the late job
     # was sent before the mark, while the worker waited on the empty queue
+    # Redis 7.0 logs a blocking command when it is called: the one that took the late job was
+    # sent while the worker waited on the empty queue (or, prefetching, before its last job ran)
     last = next((i for i in range(late_at - 1, -1, -1) if not seen[i][1]
-                 and seen[i][0].split(" ", 1)[0].upper() in BLOCKING), late_at)
-    if records and last <= records[-1]:
-        last = late_at
+                 and seen[i][0].split(" ", 1)[0].upper() in BLOCKING), None)
     record = next((i for i in range(late_at + 1, len(seen)) if _is_record(seen[i][0])), len(seen))
-    window = [line for line in seen[last:record] if not line[0].startswith(f"ECHO {word} ")]
-    for name, lua in add:  # the producer's add, once
-        verb = name.split(" ", 1)[0].upper()
-        hit = next((i for i, (text, in_lua) in enumerate(window)
-                    if in_lua == lua and text.split(" ", 1)[0].upper() == verb), None)
-        if hit is not None:
-            del window[hit]
+    window = ([seen[last]] if last is not None else []) + \
+        [line for line in seen[late_at + 1:record] if not line[0].startswith(f"ECHO {word} ")]
+    _take_out(window, add)
     return steady, tuple(window)
+
+
+def _take_out(window: list, add: Sequence[tuple[str, bool]]) -> None:
+    """Remove the producer's add from ``window`` once: each command it sent by its name, a
+    script call with the Lua lines that follow it."""
+    for text, lua in add:
+        if lua:
+            continue
+        verb = text.split(" ", 1)[0].upper()
+        hit = next((i for i, (seen, in_lua) in enumerate(window)
+                    if not in_lua and seen.split(" ", 1)[0].upper() == verb), None)
+        if hit is None:
+            continue
+        end = hit + 1
+        if verb in ("EVAL", "EVALSHA", "FCALL"):
+            while end < len(window) and window[end][1]:
+                end += 1
+        del window[hit:end]
 
 
 def command_stats(client: Any) -> dict[str, tuple[int, float]]:
