@@ -28,11 +28,13 @@ sockets where their folder allows, and find Matplotlib's font cache built
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Sequence
@@ -453,6 +455,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_lab(args, extra)
     except RedisUnavailable as exc:
         print(f"echomq-viz: {redact_url(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # what was made is gone already (each folder is removed on the way out); say where room is missing
+        folder = os.path.dirname(exc.filename) if exc.filename else tempfile.gettempdir()
+        print(f"echomq-viz: no space left in {folder}: free some there (a run needs about 100 KB), or set TMPDIR "
+              "to a folder with room", file=sys.stderr)
         return 2
 
 

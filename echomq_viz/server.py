@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import json
 import os
 import re
@@ -112,6 +113,8 @@ def free_tcp_port(*, highest: int = 65535, offsets: Sequence[int] = (), attempts
 
 
 _PASSWORD = re.compile(r"[A-Za-z0-9._~-]{16,128}")
+# The private server's folder: its owner file and config (a page each on tmpfs), and its socket.
+ROOM_NEEDED_KB = 16
 # Nothing here needs them, and MODULE LOAD runs any code with our rights.
 _DISABLED_COMMANDS = ("DEBUG", "MODULE")
 
@@ -204,13 +207,9 @@ class RedisServer:
         """Start the server and wait until it answers PING."""
         if self.running:
             return self
-        if self.keep_dir:
-            os.makedirs(self.dir, mode=0o700, exist_ok=True)
-        else:
-            self.dir = tempfile.mkdtemp(prefix="echomq-viz-redis-")  # 0700
-            claim(self.dir)  # so a later run may delete it if we die before our supervisor does
+        config_path = self._prepare_dir()
         argv = [
-            self.executable, self._write_config(), "--port", str(self.port or 0), "--bind", "127.0.0.1",
+            self.executable, config_path, "--port", str(self.port or 0), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
         ]
         if not self.port:
@@ -239,6 +238,28 @@ class RedisServer:
         self.pid = int(line.split()[1])
         atexit.register(self.stop)
         return self
+
+    def _prepare_dir(self) -> str:
+        """Make the server's folder and its config file; a full disk is one
+        line naming the folder and the room needed, with nothing left behind."""
+        made = None
+        try:
+            if self.keep_dir:
+                os.makedirs(self.dir, mode=0o700, exist_ok=True)
+            else:
+                self.dir = made = tempfile.mkdtemp(prefix="echomq-viz-redis-")  # 0700
+                claim(self.dir)  # so a later run may delete it if we die before our supervisor does
+            return self._write_config()
+        except OSError as exc:
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
+                self.dir = None
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            folder = os.path.dirname(made) if made else (self.dir if self.keep_dir else tempfile.gettempdir())
+            raise RedisUnavailable(
+                f"no space left in {folder} for the private Redis's folder: it needs about {ROOM_NEEDED_KB} KB "
+                "free; free some there, or set TMPDIR to a folder with room") from None
 
     def _write_config(self) -> str:
         """The 0600 config file: the password lives here, off every command line."""

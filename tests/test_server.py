@@ -437,3 +437,42 @@ def test_bad_arguments_are_refused_before_anything_starts(kwargs, error, fragmen
     with pytest.raises(error, match=re.escape(fragment)) as info:
         RedisServer(**kwargs)
     assert "has a space" not in str(info.value)  # a password is never shown, not even a bad one
+
+
+# -- a full disk ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def nearly_full(tmp_path):
+    """A real file system with one page (4 KB) free: a tmpfs of that size, unmounted afterwards.
+    Mounting needs root (CI and this project's test machine run as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tiny tmpfs needs root; run as root to test a full disk")
+    folder = tmp_path / "full"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=1777", "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_a_full_temp_folder_is_one_line_naming_it_and_nothing_is_left(nearly_full, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(nearly_full))
+    with pytest.raises(RedisUnavailable) as info:
+        RedisServer().start()
+    message = str(info.value)
+    assert "\n" not in message and f"no space left in {nearly_full}" in message
+    assert f"about {server_mod.ROOM_NEEDED_KB} KB" in message and "TMPDIR" in message
+    assert os.listdir(nearly_full) == []  # no echomq-viz-redis-* left for the next run to sweep
+
+
+@pytest.mark.parametrize("command", [["redis"], ["lab", "--no-browser", "--port", "0"]])
+def test_the_launcher_on_a_full_temp_folder_says_one_line_and_leaves_nothing(nearly_full, command):
+    env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "TMPDIR": str(nearly_full)}
+    result = subprocess.run([sys.executable, "-m", "echomq_viz", *command], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 2, result.stderr[-2000:]
+    said = [line for line in result.stderr.splitlines() if "no space left" in line or "Traceback" in line]
+    assert len(said) == 1 and f"no space left in {nearly_full}" in said[0]
+    assert os.listdir(nearly_full) == []
