@@ -50,6 +50,7 @@ import pytest
 
 from echomq_viz.export import SNAPSHOT_NOTICE_HTML, JsAsset, cache_root, fetch_js_assets
 from echomq_viz.server import RedisServer, free_tcp_port
+from page_checks import Watch, check_page, close_lab_sidebar
 from test_cli import TOKEN, Launched
 
 pytestmark = pytest.mark.slow  # real browsers on real servers: minutes
@@ -475,6 +476,116 @@ def exercise(page, name: str, where: str, keyboard: bool = True) -> dict:
     return done
 
 
+# -- questions before answers ----------------------------------------------------------------------------
+#
+# The pages that ask the reader something first. Each must show no answer, verdict or selected guess
+# until the test acts, and the right one once it does; a folded answer (<details>) stays closed
+# until it is opened.
+
+
+def _view_with(page, text: str):
+    view = page.locator(VIEW).filter(has_text=text).first
+    view.scroll_into_view_if_needed()
+    settle(view)
+    return view
+
+
+def _wait_text(view, wanted: str, where: str, timeout: float = 60) -> None:
+    wait_until(lambda: wanted in view.inner_text(), timeout,
+               lambda: f"{where}: never showed {wanted!r}:\n{view.inner_text()[-800:]}")
+
+
+def _press_key(page, view, slider_label: str, key: str, times: int, where: str) -> None:
+    """Press ``key`` on a slider's handle ``times`` times, each after the last one was taken."""
+    slider = view.locator(".widget-slider").filter(has_text=slider_label).first
+    for _ in range(times):
+        before = slider.locator(".widget-readout").inner_text()
+        slider.locator(".noUi-handle").first.focus()
+        page.keyboard.press(key)
+        wait_until(lambda: slider.locator(".widget-readout").inner_text() != before, 30,
+                   f"{where}: '{slider_label}' did not move")
+        settle(view)
+
+
+def _answers_folded(page, where: str) -> list:
+    """Every folded answer on the page, each checked closed, its text out of sight."""
+    folded = page.locator("details.echomq-viz-answer")  # the Lua listings are <details open> by design
+    found = [folded.nth(i) for i in range(folded.count())]
+    for answer in found:
+        assert answer.evaluate("d => !d.open"), f"{where}: a folded answer is open before anyone opened it"
+        assert not answer.locator("pre").first.is_visible(), f"{where}: a folded answer shows its text"
+    return found
+
+
+def _open(answer, wanted: str, where: str) -> None:
+    answer.scroll_into_view_if_needed()
+    answer.locator("summary").first.click()
+    wait_until(lambda: answer.locator("pre").first.is_visible(), 10, f"{where}: the answer did not open")
+    assert wanted in answer.locator("pre").first.inner_text(), f"{where}: the opened answer lacks {wanted!r}"
+
+
+def _no_guess_selected(page, where: str) -> None:
+    chosen = page.locator(".widget-toggle-buttons").filter(has_text="Your guess:").locator(".mod-active")
+    assert chosen.count() == 0, f"{where}: a guess is selected before the reader made one"
+
+
+def questions_before_answers(page, name: str, where: str) -> None:
+    """The reader's turn on the pages that ask first: nothing answered, then the test acts."""
+    where = f"{where} {name}"
+    if name.startswith("01-"):
+        hero = _view_with(page, "live on Redis")
+        shown = hero.inner_text()
+        assert "score = 1 × 0x100000000 + 1" in shown, f"{where}: the hero is not at priority 1, counter 1"
+        assert "via addPrioritizedJob-9" not in shown, f"{where}: a live line before the switch was ticked"
+        hero.locator(".widget-checkbox input").first.click()
+        _wait_text(hero, "Python computed 4,294,967,297: equal", where)
+        hero.locator(".widget-checkbox input").first.click()
+        settle(hero)
+        _press_key(page, hero, "priority", "ArrowRight", 1, where)
+        wait_until(lambda: "via addPrioritizedJob-9" not in hero.inner_text(), 30,
+                   f"{where}: the live line stayed under a score that moved on with live off")
+    elif name.startswith("02-"):
+        [answer] = _answers_folded(page, where)
+        _no_guess_selected(page, where)
+        view = _view_with(page, "Your guess:")
+        assert "smaller score" not in view.inner_text() and "Redis popped" not in view.inner_text(), (
+            f"{where}: the verdict shows before a guess")
+        assert "4,000,000,000" in view.inner_text(), f"{where}: job A's counter is not the 4,000,000,000 the prose says"
+        view.get_by_role("button", name="A pops first").click()
+        _wait_text(view, "A has the smaller score, so ZPOPMIN pops A first.", where)
+        view.get_by_role("button", name="Run it on Redis").click()
+        _wait_text(view, "Redis popped job A first", where)
+        assert "you were right" in view.inner_text(), f"{where}: a right guess was not called right"
+        _open(answer, "Redis popped job A first", where)
+    elif name.startswith("03-"):
+        view = _view_with(page, "Pop one")
+        assert "nothing popped yet" in view.inner_text(), f"{where}: the consume view is popped before Pop one"
+        view.get_by_role("button", name="Pop one").click()
+        _wait_text(view, "1 popped, the last job 13 (wait list)", where)
+    elif name.startswith("08-"):
+        answers = _answers_folded(page, where)
+        assert len(answers) == 7, f"{where}: {len(answers)} folded answers, not one per path"
+        _no_guess_selected(page, where)
+        views = page.locator(VIEW).filter(has_text="Your guess:")
+        assert views.count() == 7 and not any("landed" in text for text in views.all_inner_texts()), (
+            f"{where}: a path view shows where its job landed before it ran")
+        view = _view_with(page, "Change it to priority 3:")  # the first path: the same tier again
+        view.get_by_role("button", name="back of its tier").click()
+        view.get_by_role("button", name="Run it on Redis").click()
+        _wait_text(view, "you guessed 'back of its tier': right", where)
+        _open(answers[0], "landed: back of its tier", where)
+    elif name.startswith("09-"):
+        answers = _answers_folded(page, where)
+        assert len(answers) == 2, f"{where}: {len(answers)} folded answers, not the exercise's two"
+        view = _view_with(page, "tenant bits")
+        assert "cannot be packed" in view.inner_text() and "fits in 53 bits" not in view.inner_text(), (
+            f"{where}: the exercise view shows a working budget before the reader set one")
+        _press_key(page, view, "tenant bits", "ArrowRight", 3, where)
+        _press_key(page, view, "priority bits", "ArrowRight", 2, where)
+        _wait_text(view, "every score exact, pop order right", where)
+        _open(answers[0], "every score exact, pop order right", where)
+
+
 def screenshot(page, kind: str, name: str) -> None:
     """The reader's view: the first interactive view (else the top) on a 1366x768 screen."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -526,6 +637,7 @@ class TestJupyterLab:
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
     def test_notebook(self, lab, page, name):
+        watch = Watch(page)
         try:
             with shot_on_failure(page, f"lab-{name}"):
                 page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
@@ -535,6 +647,9 @@ class TestJupyterLab:
                 panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
                 _wait_painted(panel, f"JupyterLab {name}")
                 screenshot(page, "lab", name)
+                problems = check_page(page, SCREENSHOTS, f"lab-{Path(name).stem}", watch, prepare=close_lab_sidebar)
+                assert not problems, f"JupyterLab {name}:\n" + "\n".join(problems)
+                questions_before_answers(page, name, "JupyterLab")
                 exercise(page, name, "JupyterLab")
                 assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
         finally:
@@ -574,6 +689,7 @@ class TestVoila:
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
     def test_notebook(self, app, page, axe_script, name):
+        watch = Watch(page)
         with shot_on_failure(page, f"voila-{name}"):
             response = page.goto(f"{app.base}/voila/render/{name}", timeout=180_000)
             views = response.text().count('"application/vnd.jupyter.widget-view+json"')
@@ -585,6 +701,9 @@ class TestVoila:
             _error_free(page, f"Voila {name}")
             _wait_painted(page.locator("body"), f"Voila {name}")
             screenshot(page, "voila", name)
+            problems = check_page(page, SCREENSHOTS, f"voila-{Path(name).stem}", watch)
+            assert not problems, f"Voila {name}:\n" + "\n".join(problems)
+            questions_before_answers(page, name, "Voila")
             exercise(page, name, "Voila")
             assert_figures_named(page, f"Voila {name}")
             assert_accessible(page, axe_script, f"Voila {name}")
@@ -676,6 +795,7 @@ class TestOfflinePages:
 
         context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
         tab = context.new_page()
+        watch = Watch(tab)
         missing: list[str] = []
         tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
         try:
@@ -704,6 +824,11 @@ class TestOfflinePages:
             assert_figures_named(tab, f"offline {name}")
             assert_accessible(tab, axe_script, f"offline {name}")
             screenshot(tab, "offline", name)
+            # at 1400x900 and 1024x768: nothing wider than its output, figures at full size, labels that read;
+            # other hosts are refused above and listed by `asked` (MathJax's CDN allowed there)
+            watch.foreign.clear()
+            problems = check_page(tab, SCREENSHOTS, f"offline-{Path(name).stem}", watch)
+            assert not problems, f"offline {name}:\n" + "\n".join(problems)
             if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
                 # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
                 asked = [url for url in asked if "mathjax" not in url.lower()]

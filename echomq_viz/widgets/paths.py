@@ -125,17 +125,19 @@ class IncludeGraphView(View):
                  for x, nodes in columns.items() for i, node in enumerate(nodes)}
         ax.cla()
         ax.set_axis_off()
-        for node, targets in self.graph.items():
-            for include in targets & set(where):
-                if node in reaching:
-                    ax.annotate("", xy=where[include], xytext=where[node], arrowprops=dict(
-                        arrowstyle="->", color=_REACHES, shrinkA=48, shrinkB=48, lw=1.2))
+        labels = {}
         for node, (x, y) in where.items():
             on_path = node in reaching or node == target
-            ax.text(x, y, node.removeprefix("includes/"), ha="center", va="center", fontsize=9,
-                    color="white" if on_path else "#555555",
-                    bbox=dict(boxstyle="round", facecolor=_REACHES if on_path else "white",
-                              edgecolor=_REACHES if on_path else _ELSEWHERE))
+            labels[node] = ax.text(x, y, node.removeprefix("includes/"), ha="center", va="center", fontsize=9,
+                                   color="white" if on_path else "#555555",
+                                   bbox=dict(boxstyle="round", facecolor=_REACHES if on_path else "white",
+                                             edgecolor=_REACHES if on_path else _ELSEWHERE))
+        for node, targets in self.graph.items():
+            for include in targets & set(where):
+                if node in reaching:  # from the includer's box, right edge, to the include's, left edge
+                    ax.annotate("", xy=(0, 0.5), xycoords=labels[include], xytext=(1, 0.5),
+                                textcoords=labels[node], arrowprops=dict(
+                                    arrowstyle="->", color=_REACHES, shrinkA=5, shrinkB=5, lw=1.2))
         tallest = max(len(nodes) for nodes in columns.values())
         ax.set_xlim(-0.6, width + 0.6)
         ax.set_ylim(-tallest / 2, tallest / 2)
