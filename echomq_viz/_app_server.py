@@ -14,14 +14,18 @@ culled as a page that never came.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from voila.app import Voila
 
 from . import app_index
+from .notebook_copies import shipped_notebooks
+from .trust import trust_shipped
 
 __all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S"]
 
@@ -101,6 +105,8 @@ class AppVoila(Voila):
     def init_settings(self) -> dict:
         settings = super().init_settings()
         app_index.install(settings["voila_jinja2_env"], self.root_dir)  # the front page's cards
+        with contextlib.suppress(SystemExit):  # an installation without notebooks: nothing to trust
+            trust_shipped(Path(self.root_dir), shipped_notebooks(), say=self.log.warning)
         return settings
 
 

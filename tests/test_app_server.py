@@ -96,3 +96,37 @@ def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, 
             await manager.shutdown_all(now=True)
 
     assert asyncio.run(scenario()) == ((True, False), False)
+
+
+def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
+    """A page closed, its kernel culled: news for the terminal, not an alarm."""
+    app = AppVoila()
+    app.initialize(["--no-browser", str(tmp_path)])
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    app.log.addHandler(handler)
+
+    async def scenario():
+        manager = AppKernelManager(parent=app, connection_dir=str(tmp_path), cull_idle_timeout=1)
+        kernel_id = await manager.start_kernel(kernel_name="python3")
+        try:
+            client = manager.get_kernel(kernel_id).client()
+            client.start_channels()
+            await client.wait_for_ready(timeout=60)
+            client.stop_channels()
+            manager.notify_connect(kernel_id)  # its page came, then the tab closed
+            manager.notify_disconnect(kernel_id)
+            await asyncio.sleep(2.5)
+            await manager.cull_kernel_if_idle(kernel_id)
+            return kernel_id in manager
+        finally:
+            await manager.shutdown_all(now=True)
+
+    try:
+        assert asyncio.run(scenario()) is False
+    finally:
+        app.log.removeHandler(handler)
+    culled = [record for record in records if str(record.msg).startswith("Culling ")]
+    assert culled, "no culling line"
+    assert {(record.levelname, record.levelno) for record in culled} == {("INFO", logging.INFO)}

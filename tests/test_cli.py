@@ -274,6 +274,45 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
     assert "deprecated" not in (tmp_path / "lab.log").read_text()  # not the false ServerApp.token warning
 
 
+@pytest.mark.slow
+def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
+    """The shipped notebooks open trusted, a kernel connects, one Ctrl-C stops it all; the terminal
+    never offers a second Ctrl-C, lists missing language servers, warns about websocket pings or
+    calls a shipped notebook untrusted, and its last line says it stopped."""
+    import asyncio
+
+    from tornado.websocket import websocket_connect
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    shipped = Path(__file__).resolve().parents[1] / "notebooks" / "00-start-here.ipynb"
+    shutil.copy(shipped, folder / shipped.name)
+    (folder / "tiny.ipynb").write_text(json.dumps(TINY_NOTEBOOK))  # not shipped: left untrusted
+    lab = Launched("lab", folder, log=tmp_path / "lab.log", env={"JUPYTER_DATA_DIR": str(tmp_path / "data")})
+    try:
+        for name in (shipped.name, "tiny.ipynb"):
+            lab.request("GET", f"/api/contents/{name}")
+        session = json.loads(lab.request("POST", "/api/sessions", {
+            "path": "tiny.ipynb", "type": "notebook", "name": "tiny.ipynb", "kernel": {"name": "python3"}}))
+
+        async def connect() -> None:
+            url = f"ws://127.0.0.1:{lab.port}/api/kernels/{session['kernel']['id']}/channels?token={TOKEN}"
+            socket = await websocket_connect(url)
+            await asyncio.sleep(1)
+            socket.close()
+
+        asyncio.run(connect())
+        _wait_for_text(lab.log, "Connecting to kernel")
+    finally:
+        lab.stop_and_check(signal.SIGINT)
+    log = (tmp_path / "lab.log").read_text()
+    for unactionable in ("twice to skip confirmation", "Skipped non-installed", "websocket_ping_timeout",
+                         f"{shipped.name} is not trusted"):
+        assert unactionable not in log, f"{unactionable!r} in:\n{log[-3000:]}"
+    assert "tiny.ipynb is not trusted" in log  # the filter is no blanket: a notebook of yours is still named
+    assert log.strip().splitlines()[-1] == "echomq-viz: stopped", log[-1500:]
+
+
 @pytest.mark.parametrize("signum, extra, inspect", [
     (signal.SIGTERM, (), "own"),
     (signal.SIGINT, ("--inspect-any",), "any"),
