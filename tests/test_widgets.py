@@ -11,8 +11,8 @@ from echomq_viz.live import Demo, seeded_priorities
 from echomq_viz.score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, tier_bounds
 from echomq_viz.server import RedisServer
 from echomq_viz.widgets import (
-    BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
-    one_line, show_lua,
+    Answer, BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
+    add_and_compare, compare_on_redis, comparison_answer, one_line, packing_text, score_text, show_lua,
 )
 
 
@@ -738,3 +738,69 @@ def test_every_view_name_resolves_lazily():
     assert set(widgets.__all__) <= set(dir(widgets))
     with pytest.raises(AttributeError, match="no attribute 'NoSuchView'"):
         widgets.NoSuchView
+
+
+# -- the reader's turn: guess-first views, answers beside a view, steps without one -------------------
+
+
+def test_hero_live_line_goes_when_the_sliders_move_with_live_off(demo):
+    hero = HeroView(demo, priority=1, counter=1)
+    hero.live.value = True
+    assert hero.live_text.endswith(": equal") and "addPrioritizedJob-9" in hero.live_result.value
+    hero.live.value = False
+    hero.set(priority=2)  # the line spoke of priority 1's score: it must not stay under priority 2's
+    assert hero.live_text == "" and hero.live_result.value == ""
+
+
+def test_hero_add_and_compare_is_the_live_switchs_line(demo):
+    line = add_and_compare(demo, 3, 123_456)
+    assert line == (f"job 1 via addPrioritizedJob-9: Redis stored {priority_score(3, 123_456):,}, "
+                    f"Python computed {priority_score(3, 123_456):,}: equal")
+    assert score_text(1, 1) == HeroView(None, priority=1, counter=1).readout_text()
+    with pytest.raises(ValueError, match="priority must be in"):
+        add_and_compare(demo, 0, 1)
+    assert [e.job_id for e in demo.entries()] == ["1"]  # the refused call wrote nothing
+
+
+def test_guess_first_views_start_unanswered_and_only_an_act_answers_them(demo):
+    race = ComparisonView(demo)
+    assert race.guess_first and not race.answered()
+    race.predict("A")
+    assert race.answered()
+    consume = ConsumeView(demo, priorities=[2, 1], waiting=0)
+    assert consume.guess_first and not consume.answered()
+    consume.step()
+    assert consume.answered()
+    hero = HeroView(None)
+    assert not hero.guess_first and hero._repr_mimebundle_()[1]["echomq_viz"]["guess_first"] is False
+
+
+def test_packing_view_starts_at_a_budget_that_does_not_fit_the_jobs(demo):
+    from echomq_viz.designs import EXERCISE_ANSWER
+    from echomq_viz.widgets import PackingView
+
+    view = PackingView(demo)
+    assert view.widths == (8, 8, 32) and view.outcome is None and not view.answered()
+    assert "cannot be packed" in view.text()
+    view.set(tenant_bits=11, priority_bits=10)
+    assert view.answered() and view.text() == packing_text(demo, EXERCISE_ANSWER)
+
+
+def test_an_answer_is_folded_and_its_text_plain_holds_no_answer():
+    answer = Answer("Guessed? Open to see", "A pops first <b>")
+    page = answer._repr_html_()
+    assert page.startswith("<details class='echomq-viz-answer'>") and " open" not in page.split(">", 1)[0]
+    assert "A pops first &lt;b&gt;" in page and "A pops first" not in repr(answer)
+    with pytest.raises(ValueError, match="text must not be empty"):
+        Answer("summary", "")
+
+
+def test_compare_on_redis_is_what_the_view_shows_once_guessed_and_run(demo):
+    view = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
+    text = compare_on_redis(demo, (1, 4_000_000_000), (2, 1))
+    assert view.prediction.value is None and view.result is None  # the view was not touched
+    view.predict("A")
+    result = view.run_on_redis()
+    assert text == view.verdict_text() + (f"\nRedis popped job A first (stored scores A {int(result.score_a):,}, "
+                                          f"B {int(result.score_b):,})")
+    assert "ZPOPMIN pops A first" in comparison_answer(demo, (1, 4_000_000_000), (2, 1))._repr_html_()
