@@ -119,6 +119,7 @@ body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-
 .echomq-viz-snapshot { margin: 0 0 1em; padding: 0.5em 1em; border-left: 4px solid #1f5890;
   background: #eef3f8; color: #1a1a1a; font-family: var(--jp-ui-font-family); }
 .echomq-viz-snapshot code { color: inherit; }
+__APP_PAGE_CSS__
 </style>
 {%- endblock extra_css -%}
 {%- block body_header -%}
@@ -137,8 +138,9 @@ new MutationObserver(() => {
 </script>
 {%- endblock footer_js -%}
 """.replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
-for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LABEL_FIGURES__", "label-figures.js")):
-    # the app's own scripts (its Voila template), the same on the offline pages
+for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LABEL_FIGURES__", "label-figures.js"),
+                        ("__APP_PAGE_CSS__", "app-page.css")):
+    # the app's own scripts and page style (its Voila template), the same on the offline pages
     _TEMPLATE = _TEMPLATE.replace(_marker, (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / _script).read_text(
         encoding="utf-8").strip())
 

@@ -79,3 +79,16 @@ def test_the_exports_kernel_is_on_unix_sockets_in_a_folder_of_its_own(tmp_path):
     assert seen["mode"] == 0o700
     assert Path(seen["path"]).parent.name.startswith("echomq-viz-kernel-")
     assert not Path(seen["path"]).parent.exists()
+
+
+def test_offline_pages_read_like_the_app_and_link_no_other_host():
+    """The app's page style (a reading column, monospace listings, single-spaced captions) in every
+    offline page's template, which names no other host (MathJax's CDN comes from nbconvert, and
+    only for a notebook with maths)."""
+    from echomq_viz import export
+    from echomq_viz._voila import TEMPLATE, TEMPLATE_ROOT
+
+    style = (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "app-page.css").read_text(encoding="utf-8")
+    assert style.strip() in export._TEMPLATE
+    assert "max-width: var(--emq-measure)" in export._TEMPLATE
+    assert "http://" not in export._TEMPLATE and "https://" not in export._TEMPLATE
