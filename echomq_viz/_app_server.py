@@ -8,29 +8,57 @@ message, and debug log records built only to be dropped.
 The app culls a kernel idle for 10 s with no page connected, so a closed
 tab frees its memory at once. A page still loading has no connection yet:
 its notebook still running on a busy server, or its browser still fetching
-the page's scripts. Such a kernel gets :data:`PAGE_LOAD_GRACE_S` before it is
-culled as a page that never came.
+the page's scripts. Such a kernel gets :data:`PAGE_LOAD_GRACE_S` idle
+seconds before it is culled as a page that never came.
+
+A class nobody can take down: at most ``AppKernelManager.max_kernels``
+kernels at once (``echomq-viz app --max-kernels N``; by default what the
+machine's available memory holds: :mod:`echomq_viz.seats`). A page asked
+for beyond that gets one friendly line and a 503, and starts no kernel
+(:class:`SeatedVoilaHandler`). Template paths that are no static file answer
+404 (:class:`TemplateFileHandler`), never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+from traitlets import Integer
 from voila.app import Voila
+from voila.static_file_handler import TemplateStaticFileHandler
+from voila.tornado.handler import TornadoVoilaHandler
 
 from . import app_index
 from .notebook_copies import shipped_notebooks
+from .seats import class_full_line
 from .trust import trust_shipped
 
-__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S"]
+__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S", "SeatedVoilaHandler", "TemplateFileHandler"]
 
-# How long a kernel whose page never connected may sit idle before it is culled.
-PAGE_LOAD_GRACE_S = 120
+# How long a kernel whose page never connected may sit idle before it is culled: a
+# page's scripts load in seconds; with the cap, a server is never so busy that it takes longer.
+PAGE_LOAD_GRACE_S = 30
+_SEAT: contextvars.ContextVar["_Seat | None"] = contextvars.ContextVar("echomq_viz_seat", default=None)
+
+
+class _Seat:
+    """A page admitted but whose kernel is not counted yet."""
+
+    def __init__(self, manager: "AppKernelManager") -> None:
+        self.manager, self.held = manager, True
+        manager.admitting += 1
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.manager.admitting -= 1
 
 
 def utcnow() -> datetime:
@@ -52,6 +80,26 @@ class AppKernelManager(AsyncMappingKernelManager):
     it, with a traceback in the log) and gives one whose page never
     connected :data:`PAGE_LOAD_GRACE_S` (see the module's docstring).
     """
+
+    max_kernels = Integer(0, config=True, help="at most this many kernels at once; 0: no limit")
+    admitting = 0  # pages admitted whose kernel is still starting
+
+    def seats_taken(self) -> int:
+        return len(self._kernels) + self.admitting  # a kernel starting is still its page's seat
+
+    def admit(self) -> "_Seat | None":
+        """A seat for one more page, or None when the class is full."""
+        if self.max_kernels and self.seats_taken() >= self.max_kernels:
+            return None
+        return _Seat(self)
+
+    async def start_kernel(self, *args: Any, **kwargs: Any) -> str:
+        seat = _SEAT.get()
+        try:
+            return await super().start_kernel(*args, **kwargs)
+        finally:
+            if seat is not None:
+                seat.give_back()  # counted as a kernel from here on (or none was started)
 
     def notify_connect(self, kernel_id: str) -> None:
         super().notify_connect(kernel_id)
@@ -90,6 +138,55 @@ class AppKernelManager(AsyncMappingKernelManager):
                     kernel.execution_state = "idle"
 
         kernel._activity_stream.on_recv(record_activity)
+
+
+class SeatedVoilaHandler(TornadoVoilaHandler):
+    """Voila's notebook page, which starts a kernel, only while a seat is free;
+    over the cap one friendly line (503, Retry-After), and no kernel."""
+
+    async def get(self, path: Any = None) -> None:
+        manager = self.kernel_manager
+        admit = getattr(manager, "admit", None)
+        seat = admit() if admit is not None else None
+        if admit is not None and seat is None:
+            return self._full(manager)
+        token = _SEAT.set(seat)
+        try:
+            await super().get(path)
+        finally:
+            _SEAT.reset(token)
+            if seat is not None:
+                seat.give_back()
+
+    def _full(self, manager: AppKernelManager) -> None:
+        line = class_full_line(manager.seats_taken(), manager.max_kernels)
+        self.log.info("refused a page: %s", line)
+        self.set_status(503)
+        self.set_header("Retry-After", "60")
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>The class is full</title>'
+                    f'<meta name="viewport" content="width=device-width"></head><body style="font: 20px/1.5 '
+                    f'system-ui, sans-serif; margin: 3em auto; max-width: 34em; color: #1a1a1a">'
+                    f'<p role="status">{line[0].upper()}{line[1:]}.</p></body></html>\n')
+
+
+class TemplateFileHandler(TemplateStaticFileHandler):
+    """Voila's template files: only ``<template>/static/<path>`` is served;
+    any other path (``echomq-viz/conf.json``) is a 404, not a traceback."""
+
+    def parse_url_path(self, path: str) -> str:
+        parts = path.split("/", 2)
+        if len(parts) != 3 or parts[1] != "static" or not parts[0] or not parts[2]:
+            raise tornado.web.HTTPError(404)
+        return super().parse_url_path(path)
+
+    @classmethod
+    def get_absolute_path(cls, root: str, path: str) -> str:
+        try:
+            return super().get_absolute_path(root, path)
+        except (ValueError, AssertionError):  # a path normpath turned into another shape ("a/static/..")
+            raise tornado.web.HTTPError(404) from None
 
 
 class AppVoila(Voila):

@@ -58,11 +58,14 @@ def main() -> None:
         sys.argv.append("--VoilaConfiguration.multi_kernel_manager_class=echomq_viz._app_server.AppKernelManager")
     sys.argv += token_options("--Voila.token")  # echomq-viz app --public: in here, not on the exec'd command line
 
+    import voila.app
     from voila.tornado import kernel_websocket_handler
 
-    from ._app_server import AppVoila
+    from ._app_server import AppVoila, SeatedVoilaHandler, TemplateFileHandler
 
     kernel_websocket_handler.read_header_from_binary_message = read_v1_header
+    voila.app.TornadoVoilaHandler = SeatedVoilaHandler  # a page starts a kernel only while a seat is free
+    voila.app.TemplateStaticFileHandler = TemplateFileHandler  # a path that is no static file: 404
     AppVoila.launch_instance()
 
 

@@ -43,6 +43,7 @@ from ._kernel_channels import ipc_options, runtime_dir, warm_font_cache
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
 from .notebook_copies import USER_FOLDER, copy_notebooks, lab_notebooks, project_checkout, shipped_notebooks
+from .seats import MAX_KERNELS_RANGE, cap_line, default_max_kernels
 from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 from .versions import version_warning
 
@@ -255,6 +256,9 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
     argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *exposure.pinned("--Voila.ip", extra),
             *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
+    seats = args.max_kernels or default_max_kernels()
+    argv.append(f"--AppKernelManager.max_kernels={seats}")
+    _say(cap_line(seats, chosen=args.max_kernels is not None))
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
@@ -389,6 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
             port=exposure.PUBLIC_PORTS[name]))
         parser.commands[name] = command
     parser.commands["app"].add_argument(
+        "--max-kernels", type=int, metavar="N",
+        help="at most N visitors' kernels at once; a page beyond them gets one line, 'the class is full' "
+             "(default: what the available memory holds, about 110 MB a kernel)")
+    parser.commands["app"].add_argument(
         "--inspect-any", action="store_true",
         help=f"let the inspector notebook reach any Redis URL a visitor types ({ENV_INSPECT}=any for "
              f"the kernels); by default it reaches only the app's own Redis ({ENV_INSPECT}=own)")
@@ -430,6 +438,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("lab", "app", "singleuser"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    seats = getattr(args, "max_kernels", None)
+    if seats is not None and not MAX_KERNELS_RANGE[0] <= seats <= MAX_KERNELS_RANGE[1]:
+        parser.commands[args.command].error(f"argument --max-kernels: must be in {MAX_KERNELS_RANGE[0]}.."
+                                            f"{MAX_KERNELS_RANGE[1]}, got {seats}")
     port = getattr(args, "port", None)
     if port is not None and not 0 <= port <= 65535:
         parser.commands[args.command].error(f"argument --port: port {port} is outside 0..65535")

@@ -130,3 +130,116 @@ def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
     culled = [record for record in records if str(record.msg).startswith("Culling ")]
     assert culled, "no culling line"
     assert {(record.levelname, record.levelno) for record in culled} == {("INFO", logging.INFO)}
+
+
+# -- the running app: a cap on kernels, template paths --------------------------------------------
+
+
+class RunningApp:
+    """``echomq-viz app`` on a folder with one tiny notebook, its log kept."""
+
+    def __init__(self, tmp_path, *options: str) -> None:
+        import json
+        import os
+        import subprocess
+        import sys
+
+        from echomq_viz.server import free_tcp_port
+
+        folder = tmp_path / "notebooks"
+        folder.mkdir()
+        (folder / "tiny.ipynb").write_text(json.dumps({
+            "cells": [{"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
+                       "source": "x = 1"}],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5}))
+        (tmp_path / "tmp").mkdir()
+        self.port = free_tcp_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / "app.log"
+        env = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PYTEST_CURRENT_TEST")},
+               "TMPDIR": str(tmp_path / "tmp")}
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port), "--notebooks",
+             str(folder), *options], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        if not wait_until(lambda: self.get("/")[0] == 200, 120):
+            self.stop()
+            raise RuntimeError(f"the app never answered: {self.text()[-2000:]}")
+
+    def get(self, path: str) -> tuple[int, str]:
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.base + path, timeout=120) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError:
+            return 0, ""
+
+    def kernels(self) -> int:
+        import psutil
+
+        return sum("echomq_viz._app_kernel" in " ".join(child.cmdline())
+                   for child in psutil.Process(self.process.pid).children(recursive=True))
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        import signal
+
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(60)
+        self.log.close()
+
+
+def wait_until(condition, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return bool(condition())
+
+
+@pytest.fixture
+def app(tmp_path):
+    running = RunningApp(tmp_path, "--max-kernels", "2")
+    yield running
+    running.stop()
+
+
+def test_a_page_over_the_cap_gets_one_friendly_line_and_starts_no_kernel(app):
+    assert "at most 2 visitors' kernels at once (--max-kernels)" in app.text()
+    for _ in range(2):
+        status, page = app.get("/voila/render/tiny.ipynb")
+        assert status == 200 and "the class is full" not in page
+    assert app.kernels() == 2
+    status, page = app.get("/voila/render/tiny.ipynb")
+    assert status == 503
+    assert "The class is full: 2 of 2 seats taken; try again in a minute." in page
+    assert app.kernels() == 2
+    assert "Traceback" not in app.text()
+
+
+def test_template_paths_that_are_no_static_file_answer_404_without_a_traceback(app):
+    for path in ("conf.json", "index.html.j2", "static", "nothing/here", "static/../conf.json"):
+        status, _ = app.get(f"/voila/templates/echomq-viz/{path}")
+        assert status == 404, path
+    log = app.text()
+    assert "Traceback" not in log and "ValueError" not in log and "AssertionError" not in log
+
+
+def test_the_default_cap_is_what_the_memory_holds():
+    from echomq_viz.seats import KERNEL_MB, cap_line, default_max_kernels
+
+    assert default_max_kernels(10 * KERNEL_MB * 2**20) == 9  # a tenth kept for the server and Redis
+    assert default_max_kernels(0) == 1
+    assert cap_line(9, chosen=False, available_bytes=10 * KERNEL_MB * 2**20) == (
+        f"at most 9 visitors' kernels at once: {10 * KERNEL_MB:,} MB available, about {KERNEL_MB} MB a kernel "
+        "(--max-kernels N to change)")
