@@ -313,6 +313,25 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
     assert log.strip().splitlines()[-1] == "echomq-viz: stopped", log[-1500:]
 
 
+@pytest.mark.slow
+def test_the_app_shows_the_source_of_a_cell_tagged_show_in_app_only(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "The next cell does it from code:"},
+             {"cell_type": "code", "metadata": {"tags": ["show-in-app"]}, "execution_count": None, "outputs": [],
+              "source": "shown_in_the_app = 6 * 7\nprint(shown_in_the_app)"},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": "hidden_in_the_app = 1\nprint('the hidden cell ran')"}]
+    (folder / "tagged.ipynb").write_text(json.dumps({**TINY_NOTEBOOK, "cells": cells}))
+    app = Launched("app", folder, log=tmp_path / "app.log")
+    try:
+        page = app.request("GET", "/voila/render/tagged.ipynb", timeout=120).decode()
+    finally:
+        app.stop_and_check()
+    assert "shown_in_the_app" in page and "42" in page
+    assert "hidden_in_the_app" not in page and "the hidden cell ran" in page
+
+
 @pytest.mark.parametrize("signum, extra, inspect", [
     (signal.SIGTERM, (), "own"),
     (signal.SIGINT, ("--inspect-any",), "any"),
