@@ -299,9 +299,28 @@ def _unlink_orphaned(server: _Server, node: Any, token: str, queues: dict[str, l
     return sum(node.unlink(*queue_keys) for queue_keys in queues.values())
 
 
+def _confined_namespace(client: Any) -> str | None:
+    """The namespace of ``client``'s user when that user may touch no other
+    namespace's keys (a student's, :mod:`echomq_viz.acl`); None for an
+    operator's user, who cleans for everyone."""
+    namespace = _user_namespace(client)
+    if namespace is None:
+        return None
+    other = lease_key(f"{'y' if namespace == 'x' else 'x'}{NAMESPACE_MARK}{'0' * 8}")
+    twin = _quiet_twin(client.get_primaries()[0].redis_connection if hasattr(client, "get_primaries") else client)
+    try:
+        twin.exists(other)
+    except NoPermissionError:
+        return namespace
+    finally:
+        twin.connection_pool.disconnect()
+    return None
+
+
 def clean_orphans(client: Any) -> int:
     """Delete the demo keys (``emq:{viz-...@<token>}:*``) whose owner has no
-    live lease: what a process killed without exiting left behind. A live
+    live lease: what a process killed without exiting left behind (on a
+    student's Redis user, only that student's). A live
     owner's keys, and every key that is not a demo key, stay: each batch is
     deleted only if its owner's lease is still absent, so an owner renewing
     mid-scan stops it.
@@ -309,11 +328,13 @@ def clean_orphans(client: Any) -> int:
     :returns: how many keys were deleted.
     """
     check_client(client)
+    confined = _confined_namespace(client)
     server = _Server(client, "0" * 8)
     removed = 0
     try:
         for node in server.nodes:
-            for owners in _scan_demo_keys(node, "*"):  # _DEMO_KEY then keeps only real tokens
+            # _DEMO_KEY then keeps only real tokens; a student's user cleans only its own namespace
+            for owners in _scan_demo_keys(node, "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"):
                 for token, queues in owners.items():
                     removed += _unlink_orphaned(server, node, token, queues)
     finally:
