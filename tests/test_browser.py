@@ -647,10 +647,11 @@ class TestJupyterLab:
                 panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
                 _wait_painted(panel, f"JupyterLab {name}")
                 screenshot(page, "lab", name)
-                problems = check_page(page, SCREENSHOTS, f"lab-{Path(name).stem}", watch, prepare=close_lab_sidebar)
-                assert not problems, f"JupyterLab {name}:\n" + "\n".join(problems)
                 questions_before_answers(page, name, "JupyterLab")
                 exercise(page, name, "JupyterLab")
+                # after the moves, sliders at their ends: the longest readouts
+                problems = check_page(page, SCREENSHOTS, f"lab-{Path(name).stem}", watch, prepare=close_lab_sidebar)
+                assert not problems, f"JupyterLab {name}:\n" + "\n".join(problems)
                 assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
         finally:
             lab.delete_sessions()  # the next notebook gets a fresh kernel
@@ -701,10 +702,10 @@ class TestVoila:
             _error_free(page, f"Voila {name}")
             _wait_painted(page.locator("body"), f"Voila {name}")
             screenshot(page, "voila", name)
-            problems = check_page(page, SCREENSHOTS, f"voila-{Path(name).stem}", watch)
-            assert not problems, f"Voila {name}:\n" + "\n".join(problems)
             questions_before_answers(page, name, "Voila")
             exercise(page, name, "Voila")
+            problems = check_page(page, SCREENSHOTS, f"voila-{Path(name).stem}", watch)  # after the moves
+            assert not problems, f"Voila {name}:\n" + "\n".join(problems)
             assert_figures_named(page, f"Voila {name}")
             assert_accessible(page, axe_script, f"Voila {name}")
 

@@ -109,7 +109,7 @@ class DesignsView(View):
                                                   "the real scripts pop")
         self.design_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), capacity)
         self.switch = w.ToggleButtons(options=[(SWITCH_LABELS[k], k) for k in _SCENARIOS], value=scenario,
-                                      description="design", style={"button_width": "150px"})
+                                      description="design", style={"button_width": "auto"})  # as wide as its label: never cut
         self.rerun_button = w.Button(description="Run again on Redis", icon="refresh",
                                      layout=w.Layout(width="200px"))
         self.reason = w.HTML()

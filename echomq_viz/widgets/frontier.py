@@ -116,7 +116,7 @@ class FrontierView(View):
                                          style=SLIDER_STYLE, layout=WIDE)
         self.summary = w.HTML()
         self.run_button = w.Button(description="Add these 16 jobs on Redis", icon="play",
-                                   disabled=demo is None, button_style="warning",
+                                   disabled=demo is None, button_style="danger",  # white on warning's orange read at 2.7:1
                                    layout=w.Layout(width="260px"))
         self.redis_result = w.HTML()
         self.redis_text = ""

@@ -25,7 +25,8 @@ __all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "ti
 
 SLIDER_STYLE = {"description_width": "90px"}
 WIDE = w.Layout(width="620px")
-_PRE = "font-size:12px; font-family:var(--jp-code-font-family, monospace); white-space:pre"
+# pre-wrap: a line longer than the output wraps, never runs out of sight
+_PRE = "font-size:12px; font-family:var(--jp-code-font-family, monospace); white-space:pre-wrap"
 _CAPTION = "font-size:12px; color:#333; margin:2px 0 6px 0; max-width:820px"
 SHOWN = "echomq_viz"  # the output metadata recording what a view showed when its cell displayed it
 
