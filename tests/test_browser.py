@@ -529,6 +529,24 @@ def _no_guess_selected(page, where: str) -> None:
     assert chosen.count() == 0, f"{where}: a guess is selected before the reader made one"
 
 
+# Pages with folded answers: how many, and what the first one says once opened.
+FOLDED = {"02-which-pops-first.ipynb": (1, "Redis popped job A first"),
+          "08-every-path-scores-the-same-way.ipynb": (7, "landed: back of its tier"),
+          "09-designs-that-fail.ipynb": (2, "every score exact, pop order right")}
+
+
+def answers_one_step_away(page, name: str, where: str) -> None:
+    """For a reader who cannot act (the offline pages): no guess made, each answer folded, and
+    the first one opens on a click to what Redis did."""
+    where = f"{where} {name}"
+    answers = _answers_folded(page, where)
+    count, first = FOLDED.get(name, (0, ""))
+    assert len(answers) == count, f"{where}: {len(answers)} folded answers, not {count}"
+    _no_guess_selected(page, where)
+    if answers:
+        _open(answers[0], first, where)
+
+
 def questions_before_answers(page, name: str, where: str) -> None:
     """The reader's turn on the pages that ask first: nothing answered, then the test acts."""
     where = f"{where} {name}"
@@ -822,6 +840,7 @@ class TestOfflinePages:
             assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
                 == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
             _check_switched_off(tab, name)
+            answers_one_step_away(tab, name, "offline")
             assert_figures_named(tab, f"offline {name}")
             assert_accessible(tab, axe_script, f"offline {name}")
             screenshot(tab, "offline", name)
