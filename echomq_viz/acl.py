@@ -8,9 +8,9 @@ student A's code gets NOPERM on B's jobs and lease, whatever it types.
 :func:`add_student` creates or updates such a user from an operator's
 connection and returns the student's ``REDIS_URL``; :func:`write_student_url`
 writes it to a 0600 file (``echomq-viz acl add NAME --out FILE``), and a
-JupyterHub's ``pre_spawn_hook`` calls :func:`add_student` and hands the URL to
-the spawner (``deploy/jupyterhub/``). The password is random, new at every
-call (an old one stops working), and never printed.
+JupyterHub's ``pre_spawn_hook`` gets it from :func:`student_url` and hands it
+to the spawner (``deploy/jupyterhub/config.yaml``). The password is random,
+new at every call (an old one stops working), and never printed.
 
 The user's commands are what the package runs: reads and writes (without
 the ``@dangerous`` ones: no FLUSHALL, KEYS, CONFIG, DEBUG), ``EVALSHA`` and
@@ -31,7 +31,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from .checks import check_str
 from .owners import check_client, key_pattern, namespace_of
 
-__all__ = ["STUDENT_RULES", "student_rules", "add_student", "remove_student", "write_student_url"]
+__all__ = ["STUDENT_RULES", "student_rules", "add_student", "student_url", "remove_student", "write_student_url"]
 
 # After "reset" (no keys, no channels, no commands, no password, off).
 STUDENT_RULES = (
@@ -88,23 +88,31 @@ def remove_student(operator: Any, name: str) -> bool:
     return bool(operator.execute_command("ACL", "DELUSER", _check_name(name)))
 
 
+def student_url(operator_url: str, name: str) -> str:
+    """:func:`add_student` on the Redis at ``operator_url``: the student's
+    ``REDIS_URL``, for a hub's ``pre_spawn_hook`` to hand to the spawner
+    (``deploy/jupyterhub/config.yaml``). Never log it."""
+    from .server import connect
+
+    _check_name(name)
+    operator = connect(operator_url)
+    try:
+        return add_student(operator, name, operator_url)
+    finally:
+        operator.close()
+
+
 def write_student_url(operator_url: str, name: str, out: os.PathLike | str) -> Path:
     """:func:`add_student` on the Redis at ``operator_url``, the student's URL
     written to ``out`` (created 0600, or replaced: a file only its owner can
     read), never shown. Everything is checked before Redis is changed."""
-    from .server import connect
-
     _check_name(name)
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"--out must name a file, got the folder {out}")
     if not out.parent.is_dir():
         raise ValueError(f"--out must be in a folder that exists, got {out} ({out.parent} does not exist)")
-    operator = connect(operator_url)
-    try:
-        url = add_student(operator, name, operator_url)
-    finally:
-        operator.close()
+    url = student_url(operator_url, name)
     part = out.with_name(f".{out.name}.{secrets.token_hex(4)}.part")
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import redis
 import yaml
 from packaging.requirements import Requirement
 
@@ -332,16 +333,67 @@ def test_the_start_command_is_echomq_viz_singleuser(z2jh):
     assert default.startswith("/lab/tree/") and (ROOT / "notebooks" / default.removeprefix("/lab/tree/")).is_file()
 
 
-def test_redis_url_comes_from_an_optional_secret_that_redis_secret_yaml_defines(z2jh):
-    env = z2jh["singleuser"]["extraEnv"]
-    assert list(env) == [ENV_URL]
-    ref = env[ENV_URL]["valueFrom"]["secretKeyRef"]
+def test_only_the_hub_holds_the_operators_url_from_an_optional_secret(z2jh):
+    assert ENV_URL not in z2jh["singleuser"].get("extraEnv", {}), "a student's server must never get the operator's URL"
+    ref = z2jh["hub"]["extraEnv"]["ECHOMQ_VIZ_OPERATOR_URL"]["valueFrom"]["secretKeyRef"]
     assert ref["optional"] is True, "without the Secret, students must get a private Redis, not a failed start"
     secret = yaml.safe_load((DEPLOY / "redis-secret.yaml").read_text(encoding="utf-8"))
     assert (secret["kind"], secret["metadata"]["name"]) == ("Secret", ref["name"])
     assert re.fullmatch(r"redis://:CHANGE-ME@[\w.-]+:\d+/\d+", secret["stringData"][ref["key"]])
-    egress = z2jh["singleuser"]["networkPolicy"]["egress"][0]
-    assert egress["ports"][0]["port"] == int(secret["stringData"][ref["key"]].rsplit(":", 1)[1].split("/")[0])
+    port = int(secret["stringData"][ref["key"]].rsplit(":", 1)[1].split("/")[0])
+    for part in ("singleuser", "hub"):
+        assert z2jh[part]["networkPolicy"]["egress"][0]["ports"][0]["port"] == port, part
+
+
+def _pre_spawn_hook(z2jh, monkeypatch, operator_url: str | None):
+    """config.yaml's hub.extraConfig run as the hub runs it; its pre_spawn_hook."""
+    from traitlets.config import Config
+
+    if operator_url is None:
+        monkeypatch.delenv("ECHOMQ_VIZ_OPERATOR_URL", raising=False)
+    else:
+        monkeypatch.setenv("ECHOMQ_VIZ_OPERATOR_URL", operator_url)
+    c = Config()
+    for code in z2jh["hub"]["extraConfig"].values():
+        exec(compile(code, "hub.extraConfig", "exec"), {"c": c})
+    return c.Spawner.pre_spawn_hook
+
+
+def test_the_hubs_pre_spawn_hook_gives_each_student_a_redis_user_of_their_own(z2jh, monkeypatch, shared_redis):
+    from types import SimpleNamespace
+
+    from echomq_viz.server import connect
+
+    hook = _pre_spawn_hook(z2jh, monkeypatch, shared_redis.url)
+    spawners = {name: SimpleNamespace(user=SimpleNamespace(name=name), environment={"KEEP": "1"})
+                for name in ("carol", "dave")}
+    for spawner in spawners.values():
+        hook(spawner)
+    urls = {name: spawner.environment[ENV_URL] for name, spawner in spawners.items()}
+    assert all(spawner.environment["KEEP"] == "1" for spawner in spawners.values())
+    assert shared_redis.password not in "".join(urls.values()) and urls["carol"] != urls["dave"]
+    carol = connect(urls["carol"])
+    assert carol.execute_command("ACL", "WHOAMI") == "carol"
+    operator = shared_redis.client()
+    operator.set("emq:{viz-01-score@dave.0badc0de}:pc", "1")  # a key of dave's
+    try:
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            carol.get("emq:{viz-01-score@dave.0badc0de}:pc")
+    finally:
+        operator.delete("emq:{viz-01-score@dave.0badc0de}:pc")
+        carol.close()
+        for name in spawners:
+            operator.acl_deluser(name)
+        operator.close()
+
+
+def test_without_the_secret_the_hook_leaves_the_student_a_private_redis(z2jh, monkeypatch):
+    from types import SimpleNamespace
+
+    hook = _pre_spawn_hook(z2jh, monkeypatch, None)
+    spawner = SimpleNamespace(user=SimpleNamespace(name="erin"), environment={})
+    hook(spawner)
+    assert spawner.environment == {}
 
 
 def test_resources_are_guarantees_below_limits(z2jh):
