@@ -2,13 +2,16 @@
 
 A view displays as its widgets plus a still, an ``image/png`` beside the
 widget view in the cell's output (see ``View._repr_mimebundle_``); GitHub,
-nbviewer and a projector before the kernel is up show only the still. It is
-drawn when the view is first shown, but later cells move the view's sliders
-and press its buttons, and the prose speaks of the state they leave. So
-after a run (:func:`echomq_viz.export.execute_with_widgets`, which also
-stores every figure's current image in the widget state) each still is
-replaced with its figure's current image, and :func:`stale_stills` finds a
-notebook stored otherwise.
+nbviewer and a projector before the kernel is up show only the still. After
+a run (:func:`echomq_viz.export.execute_with_widgets`, which also stores
+every figure's current image in the widget state) each still is replaced
+with its figure's stored image, so the two can never disagree, and
+:func:`stale_stills` finds a notebook stored otherwise.
+
+No later cell may move a view shown above it: every view must show the
+state its own cell describes. A view records, in its output's metadata
+(``SHOWN``), what each of its controls and texts showed when displayed;
+:func:`moved_views` finds the views whose stored widget state differs.
 """
 
 from __future__ import annotations
