@@ -1,5 +1,6 @@
-"""The stills: what GitHub, nbviewer and a page without a kernel show of each
-figure is its current state, the state the prose describes, never the first."""
+"""The stills and the stored state: what GitHub, nbviewer and a page without a
+kernel show of each figure is the state its own cell made, the state the prose
+describes; no later cell moved it, and a guess-first view is stored unanswered."""
 
 from __future__ import annotations
 
