@@ -474,8 +474,9 @@ class App:
     then Redis) when the block ends, whatever happened inside. Its log is
     kept in an unnamed temp file until then (:meth:`problems`)."""
 
-    def __init__(self, cpus: set[int] | None = None) -> None:
+    def __init__(self, cpus: set[int] | None = None, options: tuple[str, ...] = ()) -> None:
         self.cpus = cpus  # the app's processes run only on these (its kernels and Redis inherit them)
+        self.options = options  # more of echomq-viz app's options (--max-kernels N)
         self.port = free_tcp_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -488,7 +489,7 @@ class App:
         with running_on(self.cpus):  # the app starts with this thread's CPUs
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port),
-                 "--Voila.ip=127.0.0.1"],
+                 *self.options, "--Voila.ip=127.0.0.1"],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:

@@ -44,6 +44,7 @@ from classroom import (  # noqa: E402  (benchmarks/ is sys.path[0])
 )
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
+from flood import GOALS as FLOOD_GOALS, bench_flood  # noqa: E402
 from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
 from profile_slider import profile_slider  # noqa: E402
 from report import print_results  # noqa: E402
@@ -194,6 +195,7 @@ GOALS.update({"inspect_1m_read_s": ("<=", 1.5), "inspect_max_command_ms": ("<=",
 GOALS.update(CLASSROOM_GOALS)
 GOALS.update(LEASE_GOALS)
 GOALS.update(HUB_GOALS)
+GOALS.update(FLOOD_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -396,6 +398,7 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "classroom_core": lambda quick: bench_one_core((4, 8) if quick else CLASSROOM_CORE_RAMP, 10 if quick else 20),
     "lease": lambda quick: bench_lease(1 if quick else 3),
     "hub": lambda quick: bench_hub(4 if quick else 20, 10 if quick else 20),
+    "app_flood": lambda quick: bench_flood(30 if quick else 150, 10, 5 if quick else 20),
     # a quick run leaves the stored growth run (the notebook's figure) alone
     "peers": lambda quick: bench_peers(PEERS_QUICK, 10, store=False) if quick else bench_peers(),
     "browser": lambda quick: bench_browser(10 if quick else 40),
