@@ -62,7 +62,7 @@ def _bits_title(exact: int, stored: float) -> str:
         else "nothing falls off"
     change = int(stored) - exact
     return (f"exponent {double_fields(stored)[1] - EXPONENT_BIAS}: {lost}; "
-            f"stored {'exactly' if change == 0 else f'{change:+d} from the exact score'}")
+            f"stored {'exactly' if change == 0 else f'{change:+,d} from the exact score'.replace('-', '−')}")
 
 
 def draw_double_bits(ax: Axes, exact: int, stored: float) -> DoubleBits:

@@ -110,7 +110,7 @@ def test_crossing_2_to_the_53_updates_the_bits_and_the_gap_in_place():
     assert "stored double 9,007,199,254,740,992 (-1)" in text and "fall off: 1" in text
     assert "gap to the next double: 2" in text and "1076 − 1023 = 53" in text
     assert view.gaps.marker.get_data() == ([53.0], [1.0])
-    assert view.bits.title.get_text() == "exponent 53: 1 bit falls off; stored -1 from the exact score"
+    assert view.bits.title.get_text() == "exponent 53: 1 bit falls off; stored −1 from the exact score"
     view.set(priority=2**24, counter=7)
     assert view.gaps.note.get_text() == "gap to the next double: 16"
     assert "fall off: 0111" in view.readout_text()
