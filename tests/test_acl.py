@@ -191,3 +191,50 @@ def test_write_student_url_for_a_spawner(shared, operator, tmp_path):
     client = connect(path.read_text().strip())
     assert client.execute_command("ACL", "WHOAMI") == "ivan"
     client.close()
+
+
+# -- the notebooks, one Redis user per student ------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["01-one-score-two-keys", "03-inside-the-consume", "05-where-exactness-ends"])
+def test_each_students_notebook_runs_in_full_on_their_own_user_at_once(name, shared, operator, tmp_path):
+    import asyncio
+    import re
+
+    import nbformat
+    from nbclient import NotebookClient
+    from test_notebooks_shared import printed, sanitizers
+
+    urls = {student: add_student(operator, student, shared.url) for student in ("alice", "ali")}
+    path = ROOT / "notebooks" / f"{name}.ipynb"
+    rules = sanitizers()
+    stored = printed(nbformat.read(path, as_version=4), rules)
+    assert any(stored), "the stored notebook prints nothing: nothing would be compared"
+
+    async def run_all() -> dict:
+        notebooks = {student: nbformat.read(path, as_version=4) for student in urls}
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+        await asyncio.gather(*(
+            NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+            .async_execute(env={**env, "REDIS_URL": urls[student]}) for student, nb in notebooks.items()))
+        return notebooks
+
+    def scripts_run() -> int:
+        return int(operator.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+
+    before = scripts_run()
+    ran = asyncio.run(run_all())
+    assert scripts_run() > before, "the kernels did not use the shared Redis"
+    for student, nb in ran.items():
+        own = re.compile(rf"@{namespace_of(student)}\.(?=[0-9a-f]{{8}})")  # the namespace; the token as before
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                if "text" in output:
+                    output.text = own.sub("@", output.text)
+                for kind, value in output.get("data", {}).items():
+                    if kind == "text/plain":
+                        output.data[kind] = own.sub("@", value)
+        assert printed(nb, rules) == stored, student
+    # Both kernels ended: their demo keys and leases went with them, through their own users.
+    assert operator.dbsize() == 0
