@@ -209,7 +209,8 @@ class AppVoila(Voila):
 
 def culling_as_info(record: logging.LogRecord) -> bool:
     """A culled kernel is news, not a warning: its page has gone, as expected
-    (jupyter_server logs it as a WARNING, which alarms whoever reads the terminal)."""
+    (jupyter_server logs it as a WARNING, which alarms whoever reads the terminal).
+    Its note that it buffers a closed page's messages, one a page, says nothing a teacher can use."""
     if record.levelno == logging.WARNING and str(record.msg).startswith("Culling "):
         record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
-    return True
+    return not str(record.msg).startswith("Starting buffering for ")

@@ -25,13 +25,16 @@ __all__: list[str] = []
 
 FALSE_WARNING = "ServerApp.token config is deprecated"
 # Lines nobody can act on: the launcher stops everything on one Ctrl-C and says so itself (not
-# "twice to skip confirmation"); jupyter_lsp names every language server it did not find; and
+# "twice to skip confirmation"); jupyter_lsp names every language server it did not find;
 # tornado 6.5 warns, at the first kernel connection, that jupyter_server's default ping timeout
-# (three intervals) is longer than its interval, then uses the interval, as it always did.
+# (three intervals) is longer than its interval, then uses the interval, as it always did; and
+# jupyter_server reports its message buffering and protocol adaptation for every page.
 UNACTIONABLE = (
     "Use Control-C to stop this server",
     "Skipped non-installed server(s)",
     "The websocket_ping_timeout (",
+    "Starting buffering for ",
+    "Adapting from protocol version ",
 )
 
 

@@ -129,6 +129,8 @@ def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
         app.log.removeHandler(handler)
     culled = [record for record in records if str(record.msg).startswith("Culling ")]
     assert culled, "no culling line"
+    buffering = logging.LogRecord("AppVoila", logging.INFO, __file__, 1, "Starting buffering for %s", ("k:s",), None)
+    assert not _app_server.culling_as_info(buffering)  # a closed page's buffering: nothing to act on
     assert {(record.levelname, record.levelno) for record in culled} == {("INFO", logging.INFO)}
 
 
