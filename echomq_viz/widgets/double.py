@@ -128,7 +128,7 @@ class DoubleView(View):
                 f"counter {self.counter.value:,}): exponent {double_fields(stored)[1] - EXPONENT_BIAS}, "
                 f"{lost}, stored {'exactly' if change == 0 else f'{change:+d} from it'}. "
                 f"Below, the gap to the next double against the score, doubling at every power of two "
-                f"from 2^53: here {spacing(stored):g}.")
+                f"from 2⁵³: here {spacing(stored):g}.")
 
     def _redraw(self) -> None:
         exact, stored = self.exact, self.stored

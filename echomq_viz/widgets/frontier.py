@@ -17,8 +17,8 @@ from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 __all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis", "wrap_on_redis"]
 
 FRONTIER_PRIORITIES = (
-    ("2^21 − 2", 2**21 - 2), ("2^21 − 1 (the limit)", 2**21 - 1), ("2^21", 2**21),
-    ("2^21 + 1", 2**21 + 1), ("2^22", 2**22), ("2^23", 2**23), ("2^24", 2**24),
+    ("2²¹ − 2", 2**21 - 2), ("2²¹ − 1 (the limit)", 2**21 - 1), ("2²¹", 2**21),
+    ("2²¹ + 1", 2**21 + 1), ("2²²", 2**22), ("2²³", 2**23), ("2²⁴", 2**24),
 )
 
 
