@@ -317,7 +317,7 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
 def test_the_app_shows_the_source_of_a_cell_tagged_show_in_app_only(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    cells = [{"cell_type": "markdown", "metadata": {}, "source": "The next cell does it from code:"},
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "# 01 · Tagged\n\nThe next cell does it from code:"},
              {"cell_type": "code", "metadata": {"tags": ["show-in-app"]}, "execution_count": None, "outputs": [],
               "source": "shown_in_the_app = 6 * 7\nprint(shown_in_the_app)"},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
@@ -330,6 +330,7 @@ def test_the_app_shows_the_source_of_a_cell_tagged_show_in_app_only(tmp_path):
         app.stop_and_check()
     assert "shown_in_the_app" in page and "42" in page
     assert "hidden_in_the_app" not in page and "the hidden cell ran" in page
+    assert 'document.title = "01 \\u00b7 Tagged \\u00b7 echomq-viz"' in page  # the tab names the notebook
 
 
 @pytest.mark.parametrize("signum, extra, inspect", [
