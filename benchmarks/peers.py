@@ -1,13 +1,20 @@
-"""Notebook 10's growth run: seconds per add and per pop with n jobs waiting,
-for every queue library, on one private Redis; stored for the notebook.
+"""Notebook 10's growth run: time per add and per pop with n jobs waiting, for
+every queue library, on one private Redis that logs every command's duration
+(so Redis's own time per operation is kept beside the client's); five batches
+a size, each batch's median kept, so the spread between batches is stored too.
 
-    python benchmarks/peers.py [--sizes 100,1000,10000,100000] [--per-size 30]
+    python benchmarks/peers.py [--sizes 100,1000,10000,100000] [--per-size 30] [--batches 5]
 
 Writes ``echomq_viz/peers/growth.json`` (what notebook 10 shows as the stored
-run) and returns, per library:
+run) and returns, per library (``<kind>`` is ``add``, the most urgent add,
+``add_least``, the least urgent add, or ``pop``):
 
-- ``peers_add_growth_<library>``, ``peers_pop_growth_<library>``: the cost at
-  the largest size divided by the cost at the smallest (10^5 / 10^2), one run;
+- ``peers_<kind>_growth_<library>``: the median cost at the largest size over
+  the median at the smallest (10^5 / 10^2), from the client's timing;
+- ``peers_<kind>_growth_low_<library>`` / ``_high_``: the same ratio at its
+  least and most, batch against batch (the spread);
+- ``peers_server_<kind>_growth_<library>``: the ratio from Redis's own time
+  (SLOWLOG durations), where the client's noise does not reach;
 - ``peers_add_vs_packed_at_1e5_<library>``: its add at the largest size over
   the packed score's add there.
 
@@ -25,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from echomq_viz.peers import FULL_SIZES, measure_all, peer_makers  # noqa: E402
-from echomq_viz.peers.growth import save_growth  # noqa: E402
+from echomq_viz.peers.growth import BATCHES, KINDS, SLOWLOG_ARGS, save_growth, series  # noqa: E402
 from echomq_viz.server import RedisServer  # noqa: E402
 
 QUICK_SIZES = (100, 1_000)
@@ -34,22 +41,32 @@ QUICK_SIZES = (100, 1_000)
 def keys_of(record: dict) -> dict[str, float]:
     """The benchmark keys of one growth record."""
     results = {}
-    packed = record["libraries"].get("packed")
-    for key, entry in record["libraries"].items():
-        points = sorted(entry["points"])
-        (_, add_low, pop_low), (_, add_high, pop_high) = points[0], points[-1]
-        results[f"peers_add_growth_{key}"] = round(add_high / add_low, 2)
-        results[f"peers_pop_growth_{key}"] = round(pop_high / pop_low, 2)
-        if packed:
-            results[f"peers_add_vs_packed_at_1e5_{key}"] = round(add_high / sorted(packed["points"])[-1][1], 2)
+    packed = None
+    for prefix, kind in [("", k) for k in KINDS] + [("server_", k) for k in KINDS]:
+        for label, points in series(record, prefix + kind).items():
+            key = next(k for k, entry in record["libraries"].items() if entry["label"] == label)
+            (_, low_med, low_lo, low_hi), (_, high_med, high_lo, high_hi) = points[0], points[-1]
+            results[f"peers_{prefix}{kind}_growth_{key}"] = round(high_med / low_med, 2)
+            if not prefix:
+                results[f"peers_{kind}_growth_low_{key}"] = round(high_lo / low_hi, 2)
+                results[f"peers_{kind}_growth_high_{key}"] = round(high_hi / low_lo, 2)
+            if prefix == "" and kind == "add":
+                if key == "packed":
+                    packed = high_med
+                results[f"peers_add_us_at_largest_{key}"] = round(high_med * 1e6, 1)
+    if packed:
+        for key in record["libraries"]:
+            results[f"peers_add_vs_packed_at_1e5_{key}"] = round(
+                results[f"peers_add_us_at_largest_{key}"] / (packed * 1e6), 2)
     return results
 
 
-def bench_peers(sizes=FULL_SIZES, per_size: int = 30, store: bool = True) -> dict:
-    server = RedisServer()
+def bench_peers(sizes=FULL_SIZES, per_size: int = 30, store: bool = True, batches: int = BATCHES) -> dict:
+    server = RedisServer(extra_args=SLOWLOG_ARGS)
     server.start()
     try:
-        record = measure_all(peer_makers(server.client()), sizes, per_size, log=lambda line: print("peers:", line))
+        record = measure_all(peer_makers(server.client()), sizes, per_size, batches,
+                             log=lambda line: print("peers:", line))
     finally:
         server.stop()
     if store:
@@ -61,9 +78,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=",".join(map(str, FULL_SIZES)))
     parser.add_argument("--per-size", type=int, default=30)
+    parser.add_argument("--batches", type=int, default=BATCHES)
     args = parser.parse_args()
     sizes = tuple(int(part) for part in args.sizes.split(","))
-    print(json.dumps(bench_peers(sizes, args.per_size), indent=2))
+    print(json.dumps(bench_peers(sizes, args.per_size, batches=args.batches), indent=2))
     return 0
 
 

@@ -8,6 +8,7 @@ this process, so the kernel's exit and ``echomq-viz clean`` remove it.
 from __future__ import annotations
 
 import json
+import statistics
 import struct
 import time
 from pathlib import Path
@@ -329,21 +330,58 @@ def test_the_node_runner_ends_with_its_peer(tcp_server):
 
 
 @pytest.mark.slow
-def test_growth_measures_every_size_and_the_stored_run_loads(tcp_server):
+def test_growth_measures_every_size_in_batches_with_redis_own_time():
+    from echomq_viz.peers.growth import SLOWLOG_ARGS, slowlog_on
     from echomq_viz.peers.packed_peers import PackedPeer
 
-    with PackedPeer(tcp_server.client()) as peer:
-        points = measure_growth(peer, (5, 20), per_size=3)
-        assert [n for n, _, _ in points] == [5, 20] and all(add > 0 and pop > 0 for _, add, pop in points)
-        assert not list(tcp_server.client().scan_iter(match=f"{peer.prefix}*"))
-        with assert_refused(ValueError, "sizes must increase"):
-            measure_growth(peer, (20, 5))
+    server = server_mod.RedisServer(extra_args=SLOWLOG_ARGS).start()
+    try:
+        with PackedPeer(server.client()) as peer:
+            assert slowlog_on(peer.client)
+            points = measure_growth(peer, (5, 20), per_size=3, batches=2, server=True)
+            assert [point["n"] for point in points] == [5, 20]
+            for point in points:
+                for kind in ("add", "add_least", "pop", "server_add", "server_add_least", "server_pop"):
+                    assert len(point[kind]) == 2 and all(value > 0 for value in point[kind]), kind
+                # Redis's own time is a part of what the client waits
+                assert statistics.median(point["server_add"]) < statistics.median(point["add"])
+            assert not list(server.client().scan_iter(match=f"{peer.prefix}*"))
+            with assert_refused(ValueError, "sizes must increase"):
+                measure_growth(peer, (20, 5))
+    finally:
+        server.stop()
     assert [job.name for job in growth_jobs(3, 10)] == ["g10", "g11", "g12"]
+    assert {job.tier for job in growth_jobs(5, 0, tier=3)} == {3}
+
+
+def test_the_stored_run_has_five_batches_a_size_and_redis_own_time():
     stored = load_growth()
-    assert stored["command"] and set(series(stored, "add")) == set(series(stored, "pop"))
-    assert all(len(points) == len(stored["sizes"]) for points in series(stored, "add").values())
-    with assert_refused(ValueError, "which must be 'add' or 'pop'"):
+    assert stored["batches"] >= 5 and stored["sizes"] == [100, 1_000, 10_000, 100_000]
+    assert stored["server_timing"]
+    for which in ("add", "add_least", "pop", "server_add", "server_add_least", "server_pop"):
+        lines = series(stored, which)
+        assert set(lines) == {entry["label"] for entry in stored["libraries"].values()}, which
+        assert all(len(points) == 4 and all(lo <= med <= hi for _, med, lo, hi in points)
+                   for points in lines.values())
+    with assert_refused(ValueError, "which must be one of add, add_least, pop"):
         series(stored, "both")
+
+
+def test_bulls_add_cost_grows_with_the_less_urgent_jobs_waiting():
+    """The notebook's sentence on Bull's add, checked against the stored run: at 100,000
+    waiting, Redis spends far longer on a most urgent add (it walks past every less urgent
+    job) than on a least urgent one, and the packed score's add stays flat."""
+    stored = load_growth()
+    bull = stored["libraries"].get("bull")
+    if bull is None:
+        pytest.fail("the stored run has no Bull (it was made without Node.js)")
+    urgent, least = series(stored, "server_add")[bull["label"]], series(stored, "server_add_least")[bull["label"]]
+    assert urgent[-1][1] > 5 * least[-1][1]
+    assert urgent[-1][1] / urgent[0][1] > 5 * (least[-1][1] / least[0][1])
+    packed = series(stored, "server_add")[stored["libraries"]["packed"]["label"]]
+    assert packed[-1][1] / packed[0][1] < 3
+    prose, _ = _notebook()
+    assert "in proportion to the waiting jobs *less urgent* than the new one" in prose
 
 
 # -- the views, and a machine without Node.js ------------------------------------------------------
@@ -366,8 +404,13 @@ def test_orders_view_shows_the_chosen_library(observed):
     with assert_refused(TypeError, "runs must be a non-empty list of PeerRun"):
         OrdersView([])
     stored = load_growth()
-    growth = GrowthView(stored, stored)
+    growth = GrowthView(stored)
     assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
+    assert growth.fig.get_figwidth() * growth.fig.dpi <= 900 and view.fig.get_figwidth() * view.fig.dpi <= 900
+    for ax in growth.fig.axes:  # plain numbers on both axes, never "2 × 10²"
+        ax.figure.canvas.draw()
+        labels = [tick.get_text() for tick in ax.get_xticklabels() + ax.get_yticklabels() if tick.get_text()]
+        assert labels and not any("10^" in text or "times" in text or "×" in text for text in labels), labels
 
 
 def test_without_node_bull_is_left_out_in_one_line(monkeypatch, tmp_path):

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .base import Peer, connection_params
-from .growth import BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, load_growth, measure_all, measure_growth, series
+from .growth import (BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, SPOT_SIZE, load_growth, measure_all, measure_growth,
+                     series, spot_check)
 from .node import node_missing
 from .runs import PeerRun, observe, observe_all
 from .table import closing_rows, closing_table, closing_table_html, details, order_verdict
@@ -21,7 +22,7 @@ from .workload import TIERS, WorkJob, correct_order, workload
 __all__ = ["Peer", "PeerRun", "WorkJob", "TIERS", "workload", "correct_order", "observe", "observe_all",
            "details", "order_verdict", "closing_rows", "closing_table", "closing_table_html", "node_missing",
            "connection_params", "peer_makers", "PYTHON_PEERS", "NODE_PEERS", "LIVE_SIZES", "FULL_SIZES",
-           "BENCH_COMMAND", "load_growth", "measure_all", "measure_growth", "series"]
+           "BENCH_COMMAND", "load_growth", "measure_all", "measure_growth", "series", "SPOT_SIZE", "spot_check"]
 
 PYTHON_PEERS = ("packed", "bullmq", "kombu", "kombu10", "rq", "huey")
 NODE_PEERS = ("bull",)

@@ -169,22 +169,31 @@ class Peer:
         for job in jobs:
             self._add(job)
 
-    def timed(self, jobs: Sequence[WorkJob]) -> tuple[float, float]:
-        """Seconds per add of ``jobs``, then per pop of as many jobs: each
-        operation timed alone, the median taken (a busy machine's stalls fall out)."""
-        adds, pops = [], []
+    def time_adds(self, jobs: Sequence[WorkJob]) -> list[float]:
+        """Seconds of each add of ``jobs``, each timed alone around the library's call."""
+        adds = []
         for job in jobs:
             start = time.perf_counter()
             self._add(job)
             adds.append(time.perf_counter() - start)
-        for _ in jobs:
+        return adds
+
+    def time_pops(self, count: int) -> list[float]:
+        """Seconds of each of ``count`` pops, each timed alone (the ack, if any, outside)."""
+        pops = []
+        for _ in range(count):
             start = time.perf_counter()
             name = self._pop()
             pops.append(time.perf_counter() - start)
             if name is None:
                 raise RuntimeError(f"{self.label}: the queue ran dry while timing pops")
             self._after_pop()
-        return statistics.median(adds), statistics.median(pops)
+        return pops
+
+    def timed(self, jobs: Sequence[WorkJob]) -> tuple[float, float]:
+        """Seconds per add of ``jobs``, then per pop of as many jobs: each
+        operation timed alone, the median taken (a busy machine's stalls fall out)."""
+        return statistics.median(self.time_adds(jobs)), statistics.median(self.time_pops(len(jobs)))
 
     def __enter__(self):
         return self

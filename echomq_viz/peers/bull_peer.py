@@ -53,6 +53,13 @@ class BullPeer(Peer):
         result = self.runner.request("timed", jobs=[{"name": j.name, "priority": j.tier} for j in jobs])
         return result["add"], result["pop"]
 
+    def time_adds(self, jobs: Sequence[WorkJob]) -> list[float]:
+        # timed in Node.js, so the pipe to the runner is not counted
+        return self.runner.request("timed_adds", jobs=[{"name": j.name, "priority": j.tier} for j in jobs])
+
+    def time_pops(self, count: int) -> list[float]:
+        return self.runner.request("timed_pops", count=count)
+
     def default_key(self, key: str) -> str:
         return "bull:queue:" + key[len(self.prefix):]
 

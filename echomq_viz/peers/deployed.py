@@ -19,7 +19,8 @@ from .workload import WorkJob
 
 __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE", "BULLMQ_NODE_PROBE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
-           "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands", "huey_storage_slots",
+           "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands",
+           "huey_storage_slots",
            "PREFETCH_LOW", "first_take"]
 
 RQ_LEVELS = ("high", "mid", "low")
@@ -195,10 +196,19 @@ def worker_text(run: WorkerRun, right: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _names_one(key: str) -> bool:
+    """Whether ``key`` belongs to one job or one worker (a part is a number, a UUID or a long hex id)."""
+    return any(part.isdigit() or _UUID.fullmatch(part) or _HEX.fullmatch(part)
+               for part in re.split(r"[:.]", key))
+
+
 def cluster_text(run: WorkerRun) -> str:
-    """How many hash slots the keys the library wrote fall in."""
-    slots = set(slots_of(list(run.keys)).values())
-    return f"{run.label}: {len(run.keys)} key{'s' * (len(run.keys) != 1)} written, in {len(slots)} hash slot{'s' * (len(slots) != 1)}"
+    """How many keys the library wrote, and how many hash slots those not named by a job
+    or worker id fall in (those per job spread over slots by their random ids)."""
+    shared = [key for key in run.keys if not _names_one(key)]
+    slots = len(set(slots_of(shared).values()))
+    return (f"{run.label}: {len(run.keys)} key{'s' * (len(run.keys) != 1)} written; "
+            f"the {len(shared)} not named by a job or worker id in {slots} hash slot{'s' * (slots != 1)}")
 
 
 def huey_storage_slots() -> dict[str, int]:

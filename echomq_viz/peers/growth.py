@@ -1,17 +1,23 @@
-"""Cost as the queue grows: seconds per add and per pop with n jobs waiting (I/O).
+"""Cost as the queue grows: time per add and per pop with n jobs waiting, repeated (I/O).
 
-Every library is measured the same way on the same Redis: fill its queue to
-``n`` jobs with its own add, then time ``per_size`` adds, then as many pops,
-each operation timed alone around the library's call (in Node.js for the
-Node libraries, so the pipe to the runner is not counted), the median kept.
-The stored run (:data:`STORED`, written by ``benchmarks/peers.py``) holds the
-large sizes; a notebook runs only the small ones live.
+Every library is measured the same way: fill its queue to ``n`` jobs of random
+tiers with its own add, then, ``batches`` times over, time ``per_size`` adds
+of the most urgent tier, as many pops, ``per_size`` adds of the least urgent
+tier and as many pops, each operation alone around the library's call (in
+Node.js for Bull, so the pipe to the runner is not counted). A batch keeps
+the median of its operations; the record keeps every batch's median, so the
+spread between batches is there to draw. On a server of its own
+(:func:`slowlog_on`), Redis's own time per operation is kept beside the
+client's: the ``SLOWLOG`` durations of the top-level commands (a script's inner
+commands are inside its own duration) over the operations. The stored run
+(:data:`STORED`, written by ``benchmarks/peers.py``) holds the large sizes.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -20,56 +26,107 @@ from ..checks import check_int
 from .base import Peer
 from .workload import TIERS, WorkJob
 
-__all__ = ["LIVE_SIZES", "FULL_SIZES", "STORED", "BENCH_COMMAND", "growth_jobs", "measure_growth",
-           "measure_all", "load_growth", "save_growth", "series"]
+__all__ = ["LIVE_SIZES", "SPOT_SIZE", "FULL_SIZES", "STORED", "BENCH_COMMAND", "BATCHES", "growth_jobs",
+           "measure_growth", "measure_all", "load_growth", "save_growth", "series", "slowlog_on", "KINDS", "spot_check"]
 
 LIVE_SIZES = (100, 1000)
+SPOT_SIZE = 1000
 FULL_SIZES = (100, 1_000, 10_000, 100_000)
+BATCHES = 5
 STORED = Path(__file__).with_name("growth.json")
 BENCH_COMMAND = "python benchmarks/run.py --only peers"
+KINDS = ("add", "add_least", "pop")  # the most urgent add, the least urgent add, the pop
+SLOWLOG_ARGS = ("--slowlog-log-slower-than", "0", "--slowlog-max-len", "100000")
 
 
-def growth_jobs(count: int, start: int, seed: int = 10) -> list[WorkJob]:
-    """``count`` jobs of random tiers (the workload's), named from ``start`` on."""
+def growth_jobs(count: int, start: int, seed: int = 10, tier: int | None = None) -> list[WorkJob]:
+    """``count`` jobs of random tiers (the workload's), or all of ``tier``, named from ``start`` on."""
     count = check_int("count", count, 0, 10_000_000)
     rng = random.Random(seed * 1_000_003 + start)
-    return [WorkJob(f"g{start + i}", rng.choice(TIERS), start + i + 1) for i in range(count)]
+    return [WorkJob(f"g{start + i}", tier if tier is not None else rng.choice(TIERS), start + i + 1)
+            for i in range(count)]
 
 
-def measure_growth(peer: Peer, sizes: Sequence[int], per_size: int = 30) -> list[tuple[int, float, float]]:
-    """``(n, seconds per add, seconds per pop)`` for each ``n`` in ``sizes`` (increasing)."""
+def slowlog_on(client: Any) -> bool:
+    """Whether ``client``'s server logs every command in its SLOWLOG (a server started with
+    :data:`SLOWLOG_ARGS`): only then is Redis's own time per operation read."""
+    try:
+        return int(client.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]) == 0
+    except Exception:  # CONFIG refused (a managed Redis): no server timing
+        return False
+
+
+def _server_seconds(client: Any, operations: int) -> float:
+    """Seconds Redis spent per operation since the last SLOWLOG RESET (the log's own commands left out)."""
+    entries = client.slowlog_get(-1)
+    spent = 0
+    for entry in entries:
+        command = entry.get("command", b"")
+        command = command.decode("utf-8", "replace") if isinstance(command, bytes) else str(command)
+        if not command.upper().startswith(("SLOWLOG", "CONFIG")):
+            spent += int(entry["duration"])
+    return spent / 1e6 / max(operations, 1)
+
+
+def measure_growth(peer: Peer, sizes: Sequence[int], per_size: int = 30, batches: int = BATCHES,
+                   server: bool = False) -> list[dict]:
+    """One point per ``n`` in ``sizes`` (increasing): ``{"n", "add", "add_least", "pop"}``
+    each a list of ``batches`` medians in seconds, and with ``server`` the same from
+    Redis's SLOWLOG as ``"server_add"``, ``"server_add_least"``, ``"server_pop"``."""
     sizes = [check_int("size", n, 1, 10_000_000) for n in sizes]
     if sizes != sorted(set(sizes)):
         raise ValueError(f"sizes must increase, got {sizes}")
     per_size = check_int("per_size", per_size, 1, 10_000)
+    batches = check_int("batches", batches, 1, 100)
+    client = peer.client
     peer.reset()
     points, waiting, named = [], 0, 0
     try:
         for n in sizes:
             peer.fill(growth_jobs(n - waiting, named))
             named, waiting = named + n - waiting, n
-            add, pop = peer.timed(growth_jobs(per_size, named))
-            named += per_size
-            points.append((n, add, pop))
+            point = {"n": n, **{kind: [] for kind in KINDS}}
+            if server:
+                point.update({f"server_{kind}": [] for kind in KINDS})
+            for _ in range(batches):
+                pops, server_pops = [], []
+                for kind, tier in (("add", TIERS[0]), ("add_least", TIERS[-1])):
+                    if server:
+                        client.slowlog_reset()
+                    point[kind].append(statistics.median(peer.time_adds(growth_jobs(per_size, named, tier=tier))))
+                    named += per_size
+                    if server:
+                        point[f"server_{kind}"].append(_server_seconds(client, per_size))
+                        client.slowlog_reset()
+                    pops.extend(peer.time_pops(per_size))
+                    if server:
+                        server_pops.append(_server_seconds(client, per_size))
+                point["pop"].append(statistics.median(pops))
+                if server:
+                    point["server_pop"].append(statistics.mean(server_pops))
+            points.append(point)
     finally:
         peer.reset()
     return points
 
 
 def measure_all(makers: Sequence[Callable[[], Peer]], sizes: Sequence[int], per_size: int = 30,
-                log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+                batches: int = BATCHES, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """:func:`measure_growth` for every peer; the record :func:`save_growth` stores."""
     libraries = {}
     redis_version = None
+    server = False
     for make in makers:
         with make() as peer:
             redis_version = redis_version or str(peer.client.info("server")["redis_version"])
+            server = slowlog_on(peer.client)
             started = time.perf_counter()
-            points = measure_growth(peer, sizes, per_size)
+            points = measure_growth(peer, sizes, per_size, batches, server=server)
             log(f"{peer.label}: {time.perf_counter() - started:.1f} s")
             libraries[peer.key] = {"label": peer.label, "library": peer.library, "points": points}
-    return {"command": BENCH_COMMAND, "sizes": list(sizes), "per_size": per_size, "redis": redis_version,
-            "when": time.strftime("%Y-%m-%d", time.gmtime()), "libraries": libraries}
+    return {"command": BENCH_COMMAND, "sizes": list(sizes), "per_size": per_size, "batches": batches,
+            "server_timing": "SLOWLOG durations of top-level commands" if server else None,
+            "redis": redis_version, "when": time.strftime("%Y-%m-%d", time.gmtime()), "libraries": libraries}
 
 
 def save_growth(record: dict, path: Path = STORED) -> None:
@@ -78,16 +135,39 @@ def save_growth(record: dict, path: Path = STORED) -> None:
 
 def load_growth(path: Path = STORED) -> dict[str, Any]:
     record = json.loads(Path(path).read_text(encoding="utf-8"))
-    for key in ("command", "sizes", "per_size", "libraries"):
+    for key in ("command", "sizes", "per_size", "batches", "libraries"):
         if key not in record:
             raise ValueError(f"{path} is no growth record: it lacks {key!r}")
     return record
 
 
-def series(record: dict, which: str) -> dict[str, list[tuple[int, float]]]:
-    """label -> ``(n, seconds)`` of ``which`` (``"add"`` or ``"pop"``) from a record."""
-    if which not in ("add", "pop"):
-        raise ValueError(f"which must be 'add' or 'pop', got {which!r}")
-    column = 1 if which == "add" else 2
-    return {entry["label"]: [(int(p[0]), float(p[column])) for p in entry["points"]]
-            for entry in record["libraries"].values()}
+def series(record: dict, which: str) -> dict[str, list[tuple[int, float, float, float]]]:
+    """label -> ``(n, median, lowest, highest)`` over the batches, in seconds, of
+    ``which``: ``"add"``, ``"add_least"``, ``"pop"``, or one of them prefixed ``server_``."""
+    if which.removeprefix("server_") not in KINDS:
+        raise ValueError(f"which must be one of {', '.join(KINDS)}, alone or after 'server_', got {which!r}")
+    out = {}
+    for entry in record["libraries"].values():
+        points = [(int(p["n"]), statistics.median(p[which]), min(p[which]), max(p[which]))
+                  for p in entry["points"] if p.get(which)]
+        if points:
+            out[entry["label"]] = points
+    return out
+
+
+def spot_check(makers: Sequence[Callable[[], Peer]], stored: dict, size: int = SPOT_SIZE, per_size: int = 10,
+               batches: int = 3) -> list[tuple[str, float, float, float, float]]:
+    """Each library measured live here at one ``size``, beside the stored run there:
+    ``(label, live add, stored add, live pop, stored pop)`` medians in seconds."""
+    if size not in stored["sizes"]:
+        raise ValueError(f"size must be one of the stored run's sizes {stored['sizes']}, got {size}")
+    rows = []
+    adds, pops = series(stored, "add"), series(stored, "pop")
+    for make in makers:
+        with make() as peer:
+            point = measure_growth(peer, [size], per_size, batches)[0]
+            stored_add = next((m for n, m, _, _ in adds.get(peer.label, ()) if n == size), float("nan"))
+            stored_pop = next((m for n, m, _, _ in pops.get(peer.label, ()) if n == size), float("nan"))
+            rows.append((peer.label, statistics.median(point["add"]), stored_add,
+                         statistics.median(point["pop"]), stored_pop))
+    return rows

@@ -54,6 +54,27 @@ async function timed(jobs) {
   return { add: median(adds), pop: median(pops) };
 }
 
+async function timedAdds(jobs) {
+  const adds = [];
+  for (const job of jobs) {
+    const start = nowNs();
+    await add(job);
+    adds.push(Number(nowNs() - start) / 1e9);
+  }
+  return adds;
+}
+
+async function timedPops(count) {
+  const pops = [];
+  for (let i = 0; i < count; i++) {
+    const start = nowNs();
+    const name = await pop();
+    pops.push(Number(nowNs() - start) / 1e9);
+    if (name === null) throw new Error("the queue ran dry while timing pops");
+  }
+  return pops;
+}
+
 async function fill(jobs) {
   for (let i = 0; i < jobs.length; i += 500) {
     await queue.addBulk(jobs.slice(i, i + 500).map((job) => ({ data: { name: job.name }, opts: { priority: job.priority } })));
@@ -66,6 +87,8 @@ async function handle(request) {
     case "add": return add(request.job);
     case "pop": return pop();
     case "timed": return timed(request.jobs);
+    case "timed_adds": return timedAdds(request.jobs);
+    case "timed_pops": return timedPops(request.count);
     case "fill": return fill(request.jobs);
     case "close": if (queue) await queue.close(); queue = null; return null;
     default: throw new Error(`unknown op ${JSON.stringify(request.op)}`);

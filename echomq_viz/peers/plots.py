@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .. import plots
 from ..colours import tier_color
@@ -36,25 +36,38 @@ def draw_order_strip(ax: Axes, title: str, order: Sequence[str], tiers: Mapping[
     return strip
 
 
-def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple[int, float]]], title: str) -> list:
-    """``series``: label -> ``(jobs waiting, seconds per operation)``; log-log,
-    each line with its own marker and dash so colour is not needed."""
+def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple]], title: str) -> list:
+    """``series``: label -> ``(jobs waiting, seconds)`` or ``(jobs waiting, median, lowest,
+    highest)`` seconds per operation; log-log, the spread between batches drawn as a bar,
+    each line with its own marker and dash so colour is not needed. Axes read as plain numbers."""
     lines = []
     for i, (label, points) in enumerate(series.items()):
         if not points:
             continue
-        xs, ys = zip(*sorted(points))
-        (line,) = ax.plot(xs, [y * 1e6 for y in ys], marker=MARKERS[i % len(MARKERS)],
-                          linestyle=LINE_STYLES[i % len(LINE_STYLES)], color=tier_color(i + 1), label=label)
-        lines.append(line)
+        points = sorted(points)
+        xs = [p[0] for p in points]
+        ys = [p[1] * 1e6 for p in points]
+        style = dict(marker=MARKERS[i % len(MARKERS)], linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                     color=tier_color(i + 1), label=label)
+        if len(points[0]) == 4:
+            low = [max(y - p[2] * 1e6, 0) for y, p in zip(ys, points)]
+            high = [p[3] * 1e6 - y for y, p in zip(ys, points)]
+            container = ax.errorbar(xs, ys, yerr=[low, high], capsize=3, markersize=5, linewidth=1.3, **style)
+            container.lines[0].set_label(label)  # the legend names the line, not the bars
+            lines.append(container.lines[0])
+        else:
+            (line,) = ax.plot(xs, ys, **style)
+            lines.append(line)
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain = FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
     for axis in (ax.xaxis, ax.yaxis):  # plain numbers ("200"), never "2 × 10²"
         axis.set_major_formatter(plain)
         axis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("jobs already waiting")
-    ax.set_ylabel("µs per operation")
-    ax.set_title(title, fontsize=10)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.set_xlabel("jobs already waiting", fontsize=11)
+    ax.set_ylabel("µs per operation", fontsize=11)
+    ax.tick_params(labelsize=10)
+    ax.set_title(title, fontsize=11, loc="left")
     ax.grid(True, which="major", alpha=0.3)
     return lines

@@ -72,37 +72,53 @@ class OrdersView(View):
                         "(its differing boxes are outlined with thick dashes)")
         return (f"The same {len(self.runs[0].jobs)} jobs in three tiers, in the order each of {len(self.runs)} "
                 f"libraries popped them, one strip per library under the right order; each box names a job "
-                f"(its number is its arrival) and its tier; {verdict}. Selected: {self.runs[self.library.value].label}.")
+                f"(its number is its arrival) and its tier; {verdict}. "
+                f"Selected: {self.runs[self.library.value].label}.")
 
 
 class GrowthView(View):
-    """Seconds per add and per pop against the jobs waiting: the sizes run
-    live here on the left, the stored large run on the right."""
+    """The stored growth run: time per add and per pop against the jobs waiting,
+    the client's timing on the left, Redis's own on the right, the spread between
+    batches drawn as bars. Bull's least urgent add is a line of its own."""
 
-    def __init__(self, live: dict, stored: dict) -> None:
+    def __init__(self, stored: dict) -> None:
         from .growth import series
 
         super().__init__()
-        self.live, self.stored = live, stored
-        self.fig = figure(9.0, 6.4)
-        grid = self.fig.subplots(2, 2)
-        for row, which in enumerate(("add", "pop")):
-            plots.draw_growth(grid[row][0], series(live, which),
-                              f"{which}, live here (n = {', '.join(f'{n:,}' for n in live['sizes'])})")
-            plots.draw_growth(grid[row][1], series(stored, which),
-                              f"{which}, stored run (n up to {max(stored['sizes']):,})")
-        grid[0][0].figure.legend(handles=grid[0][1].get_lines() or grid[0][0].get_lines(), loc="lower center",
-                                 ncol=4, fontsize=8, frameon=False)
-        self.fig.subplots_adjust(left=0.07, right=0.99, top=0.95, bottom=0.2, hspace=0.45, wspace=0.18)
+        self.stored = stored
+        self.fig = figure(9.0, 7.2)  # 864 px: fits a 900 px output
+        grid = self.fig.subplots(2, 2, sharex=True)
+        handles = []
+        for row, kind in enumerate(("add", "pop")):
+            for column, prefix in enumerate(("", "server_")):
+                lines = series(stored, prefix + kind)
+                if kind == "add":
+                    least = series(stored, prefix + "add_least")
+                    for label in [label for label in least if label.startswith("Bull (")]:
+                        lines[f"{label}, least urgent add"] = least[label]
+                who = "client" if not prefix else "Redis (SLOWLOG)"
+                what = "most urgent add" if kind == "add" else "pop"
+                drawn = plots.draw_growth(grid[row][column], lines, f"{what} · {who}")
+                if row == 0 and column == 0:
+                    handles = drawn
+                if column:
+                    grid[row][column].set_ylabel("")
+                if row == 0:
+                    grid[row][column].set_xlabel("")
+        self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3, fontsize=10,
+                        frameon=False)
+        self.fig.subplots_adjust(left=0.09, right=0.98, top=0.95, bottom=0.2, hspace=0.25, wspace=0.22)
         self.widget = w.VBox([self.fig.canvas, self.caption, self.status.widget])
         self._redraw_figure()
 
     def __repr__(self) -> str:
-        return f"GrowthView(live sizes {self.live['sizes']}, stored sizes {self.stored['sizes']})"
+        return f"GrowthView(stored sizes {self.stored['sizes']}, {self.stored['batches']} batches a size)"
 
     def describe(self) -> str:
         names = ", ".join(entry["label"] for entry in self.stored["libraries"].values())
-        return ("Four log-log plots of microseconds per operation against the jobs already waiting: add on top, "
-                "pop below; the left column measured live in this kernel at small sizes, the right column the "
-                f"stored run up to {max(self.stored['sizes']):,} jobs. One line per library, each with its own "
-                f"marker and dash: {names}.")
+        return ("Four log-log plots of microseconds per operation against the jobs already waiting, from the "
+                f"stored run up to {max(self.stored['sizes']):,} jobs: the most urgent add on top, the pop "
+                "below; the client's timing on the left, Redis's own time per operation on the right. Each "
+                f"point is the median of {self.stored['batches']} batches, its bar the lowest to the highest "
+                f"batch. One line per library, each with its own marker and dash: {names}; and Bull's least "
+                "urgent add.")
