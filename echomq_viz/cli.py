@@ -258,7 +258,6 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
             *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
     seats = args.max_kernels or default_max_kernels()
     argv.append(f"--AppKernelManager.max_kernels={seats}")
-    _say(cap_line(seats, chosen=args.max_kernels is not None))
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
@@ -269,7 +268,11 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     with owned_tempdir("echomq-viz-app-") as run_dir:
         argv += [f"--Voila.connection_dir_root={run_dir}", *kernel_transport(run_dir)]
         env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
-        return _serve([*argv, *extra], env)
+
+        def say_the_cap() -> list[str]:  # once Redis answered: a bad REDIS_URL stays the one line
+            _say(cap_line(seats, chosen=args.max_kernels is not None))
+            return []
+        return _serve([*argv, *extra], env, then=say_the_cap)
 
 
 def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
