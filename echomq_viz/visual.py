@@ -30,7 +30,7 @@ MIN_CONTRAST = 4.5  # WCAG 2 AA for normal text
 SMALL = 9  # pt: tick labels, box labels, notes (12 px)
 TEXT = 10  # pt: axis labels, legends, annotations (13.3 px)
 TITLE = 11  # pt: an axes' title (14.7 px)
-MAX_FIGURE_PX = 860  # widest figure: fits a 900 px output area with its border and padding
+MAX_FIGURE_PX = 840  # widest figure: JupyterLab's output at 1024 px (file browser closed) is 844 px
 
 
 def px(points: float, dpi: float = DPI) -> float:
