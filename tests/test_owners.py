@@ -302,3 +302,16 @@ def test_reset_works_on_a_server_out_of_memory(r, full):
     assert demo.reset() > 3
     assert demo.entries() == [] and r.exists(lease_key(demo.owner))
     assert not any(r.scan_iter(match=f"{Keys.base(QueueContext(demo.queue))}*"))
+
+
+def test_lease_lost_says_what_is_known_and_guesses_no_pause(r):
+    demo = Demo("viz-deleted-lease", client=r)
+    demo.add("a", 1)
+    lapsed = demo.queue
+    r.delete(lease_key(demo.owner))  # another client deleted it (or the server evicted it): no pause at all
+    with pytest.raises(LeaseLost) as info:
+        demo.add("b", 1)
+    said = info.value._render_traceback_()
+    assert len(said) == 1 and one_clear_line(said[0])
+    assert "lease on Redis is gone (it expired, was evicted or was deleted)" in said[0]
+    assert "paused" not in said[0] and lapsed in said[0] and demo.queue in said[0] and demo.queue != lapsed
