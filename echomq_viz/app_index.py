@@ -9,7 +9,8 @@ Markdown cell (its summary from the template's ``summaries.json``, else the
 first sentence there), the thumbnail from its first stored ``image/png`` output (a
 view's still, see :mod:`echomq_viz._stills`), shrunk and inlined, so the
 page asks nothing of the network. :func:`install` makes :func:`cards`
-available to the template.
+available to the template; :func:`write_offline_index` renders the same page
+as the offline pages' ``index.html`` (see :mod:`echomq_viz.export`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["Card", "card", "cards", "install", "THUMB_WIDTH"]
+__all__ = ["Card", "card", "cards", "install", "write_offline_index", "THUMB_WIDTH"]
 
 THUMB_WIDTH = 600  # px: about twice a card's image width, sharp on a high-density screen
 THUMB_COLOURS = 128  # a figure has few colours: a palette keeps a thumbnail a few tens of kB
@@ -139,3 +140,21 @@ def install(env: Any, root: str | Path) -> None:
     the cards of the notebooks among a listing's ``items`` (paths relative to ``root``)."""
     env.globals["echomq_viz_cards"] = lambda items: cards(
         root, [item["path"] for item in items if item.get("type") == "notebook"])
+
+
+def write_offline_index(notebooks: Path, names: Iterable[str], out: Path) -> Path:
+    """``out/index.html``: the front page's cards for the notebooks ``names``
+    (in ``notebooks``), each linking to its offline page ``<stem>.html``."""
+    import jinja2
+
+    from ._voila import TEMPLATE, TEMPLATE_ROOT
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE),
+                             autoescape=True)
+    install(env, notebooks)
+    items = [{"name": name, "path": name, "type": "notebook"} for name in names]
+    page = env.get_template("tree-lab.html").render(contents={"content": items}, base_url="", notebook_path="",
+                                                    offline=True)
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

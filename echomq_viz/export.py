@@ -23,6 +23,7 @@ the page.
 
 Output layout::
 
+    OUT/index.html                      (the notebooks as cards, as the app's front page)
     OUT/01-one-score-two-keys.html ...
     OUT/static/require.js
     OUT/static/embed-amd.js
@@ -376,6 +377,10 @@ def export_notebooks(
             page.write_text(body, encoding="utf-8")
             log(f"wrote {page}")
             written.append(page)
+    if not names:  # the whole set: its front page too (a subset would hide the others)
+        from .app_index import write_offline_index
+
+        log(f"wrote {write_offline_index(notebooks, [path.name for path in paths], out)}")
     return written
 
 

@@ -794,7 +794,7 @@ class TestOfflinePages:
 
     def test_export_writes_every_notebook_and_no_remote_script(self, exported):
         pages = sorted(path.name for path in exported.glob("*.html"))
-        assert pages == [Path(name).stem + ".html" for name in NOTEBOOKS]
+        assert pages == sorted([Path(name).stem + ".html" for name in NOTEBOOKS] + ["index.html"])  # + the cards
         for name in ("static/embed-amd.js", "static/require.js", "static/jupyter-matplotlib/index.js"):
             assert (exported / name).stat().st_size > 10_000, name
         assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"

@@ -92,3 +92,15 @@ def test_offline_pages_read_like_the_app_and_link_no_other_host():
     assert style.strip() in export._TEMPLATE
     assert "max-width: var(--emq-measure)" in export._TEMPLATE
     assert "http://" not in export._TEMPLATE and "https://" not in export._TEMPLATE
+
+
+def test_the_offline_front_page_links_every_page_in_path_order(tmp_path):
+    from echomq_viz.app_index import write_offline_index
+
+    notebooks = Path(__file__).resolve().parents[1] / "notebooks"
+    names = sorted(path.name for path in notebooks.glob("*.ipynb"))
+    page = write_offline_index(notebooks, names, tmp_path).read_text(encoding="utf-8")
+    links = [page.index(f'href="{Path(name).stem}.html"') for name in names]
+    assert links == sorted(links) and page.count('class="emq-card"') == len(names)
+    assert "snapshot" in page and "voila/render" not in page
+    assert "http://" not in page and "https://" not in page and "<script" not in page
