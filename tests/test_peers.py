@@ -27,7 +27,7 @@ from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, se
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
 from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, first_take, huey_plain_priority,
-                                       huey_storage_slots, multi_key_commands, run_workers)
+                                       huey_storage_slots, multi_key_commands, run_workers, score_lines)
 from echomq_viz.peers.workers import take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
@@ -611,3 +611,33 @@ def test_versions_table_lists_each_library_once():
     for library in ("celery 5.7.0", "rq 3.0.0", "huey 3.5.4", "bullmq 3.4.4 (PyPI)"):
         assert head.count(library) >= 1
     assert "how it was called" in head
+
+
+def test_the_installed_bullmq_scores_take_the_counter_modulo_2_32():
+    lines = score_lines()
+    assert any("(PyPI)" in package for package in lines)
+    assert all(line == "return priority * 0x100000000 + prioCounter % 0x100000000" for line in lines.values())
+    prose, printed = _notebook()
+    assert "bit.band(prioCounter, 0xffffffffffff)" in prose and "first released in 5.8.1" in prose
+    assert all(f"{package:<22} {line}" in printed for package, line in lines.items())
+
+
+@pytest.mark.slow
+def test_a_worker_process_ends_with_the_thread_that_started_it():
+    import threading
+
+    from echomq_viz.peers.deployments import RQDeployment
+
+    server = server_mod.RedisServer().start()
+    deployment = RQDeployment()
+    try:
+        deployment.open_producer(server.socket_path)
+        started = threading.Thread(target=deployment.start_worker, args=(server.socket_path,))
+        started.start()
+        started.join()
+        worker = deployment.process
+        worker.wait(20)  # its starting thread has ended: the worker got SIGTERM
+        assert worker.returncode is not None
+    finally:
+        deployment.stop()
+        server.stop()

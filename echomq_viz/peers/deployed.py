@@ -8,6 +8,7 @@ made by the functions here from those runs (never typed).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any, Sequence
@@ -21,7 +22,7 @@ __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
            "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands",
            "huey_storage_slots",
-           "PREFETCH_LOW", "first_take"]
+           "PREFETCH_LOW", "first_take", "score_lines"]
 
 RQ_LEVELS = ("high", "mid", "low")
 CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("twelve", 12), ("fifteen", 15),
@@ -257,3 +258,26 @@ def multi_key_commands(run: WorkerRun) -> list[str]:
         elif len({key_slot(k.encode("utf-8", "surrogateescape")) for k in named}) > 1:
             found.add(verb)
     return sorted(found)
+
+
+def score_lines() -> dict[str, str]:
+    """The line of each installed BullMQ that computes a prioritized job's score: the PyPI
+    client's Lua (``addPrioritizedJob-9.lua``) and, with Node.js, npm bullmq's
+    ``getPriorityScore.lua``. Read from the packages as installed."""
+    from pathlib import Path
+
+    import bullmq
+
+    found = {}
+    sources = {f"bullmq {bullmq.__version__} (PyPI)": Path(bullmq.__file__).parent / "commands"
+               / "addPrioritizedJob-9.lua"}
+    if node_missing() is None:
+        from .node import install_node_packages
+
+        modules = install_node_packages() / "node_modules" / "bullmq"
+        version = json.loads((modules / "package.json").read_text(encoding="utf-8"))["version"]
+        sources[f"bullmq {version} (npm)"] = modules / "dist" / "cjs" / "commands" / "includes" / "getPriorityScore.lua"
+    for label, path in sources.items():
+        text = path.read_text(encoding="utf-8")
+        found[label] = next(line.strip() for line in text.splitlines() if "0x100000000" in line and "prio" in line)
+    return found

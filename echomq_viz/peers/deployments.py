@@ -15,6 +15,7 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from .._process import die_with_parent
 from .base import need
 from .workers import Deployment
 
@@ -46,8 +47,11 @@ class _Process(Deployment):
 
     def _spawn(self, argv: Sequence[str], socket: str, extra_env: dict | None = None) -> None:
         env = {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})}
+        # its own process group (stopped as a whole), ended by the kernel's death too (SIGTERM
+        # when the thread that started it dies), so no worker outlives the notebook
         self.process = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                                        stderr=subprocess.DEVNULL, start_new_session=True,
+                                        preexec_fn=die_with_parent(signal.SIGTERM))
 
     def _stop_process(self) -> None:
         if self.process is not None and self.process.poll() is None:
