@@ -204,6 +204,7 @@ def test_sdist_carries_the_notebooks_tests_and_docs(used_clone, tmp_path):
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml",
                  "pyproject.toml", "lua/addPrioritizedJob-9.lua", "tests/conftest.py", "benchmarks/run.py",
+                 "docs/hero.png", "docs/jupyterhub.md",  # the README's picture and pages
                  *(f"notebooks/{nb}" for nb in NOTEBOOKS)):
         assert name in names, f"the sdist lacks {name}"
     assert [name for name in names if _left_by_use(name) or name.startswith("notebooks/.")] == []
