@@ -510,6 +510,7 @@ def test_celery_sets_no_priority_option_and_its_worker_takes_with_one_brpop(work
     assert kombu_redis.Channel.queue_order_strategy == "round_robin"
     assert kombu_redis.Channel.priority_steps == [0, 3, 6, 9]
     assert not Celery("bare").conf.broker_transport_options  # Celery sets none of it
+    assert Celery("bare").conf.worker_prefetch_multiplier == 4
     for key, lists in (("celery", 4), ("celery10", 10)):
         take = first_take(workers[key].late)
         verbs = [text.split()[0].upper() for text, _ in take]
@@ -549,6 +550,9 @@ def test_huey_needs_its_priority_storage_and_its_keys_sit_in_four_slots(workers)
     assert len(set(huey_storage_slots().values())) == 4
     assert multi_key_commands(workers["huey"]) == []  # each command names one key: a cluster takes it
     assert [text.split()[0] for text, _ in first_take(workers["huey"].late)][0] == "BZPOPMIN"
+    # no ack: after the pop, huey's consumer writes nothing that would keep the task
+    writes = {"ZADD", "RPUSH", "LPUSH", "HSET", "SET", "LMOVE", "RPOPLPUSH", "EVAL", "EVALSHA", "MULTI"}
+    assert not [text for text, _ in workers["huey"].late[1:] if text.split()[0].upper() in writes]
     prose, printed = _notebook()
     assert "one hash slot (default names)" not in prose
     assert "huey works because each of its commands names one key" in prose
@@ -602,6 +606,7 @@ def test_bull_serves_zero_last_and_misorders_after_a_negative(workers):
     assert take[0][0].lower().startswith("brpoplpush") and take[1][0].lower().startswith("evalsha")
     prose, _ = _notebook()
     assert "any number" not in prose.replace("by design", "")
+    assert "after a −1 job, a 1.5 job went ahead of a 1 job" in prose
     assert "`BRPOPLPUSH` moves it to `active` outside any script" in prose
 
 
