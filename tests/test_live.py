@@ -480,3 +480,27 @@ def test_an_evicting_redis_gets_one_warning_line_naming_the_setting(capsys):
     with RedisServer() as keeping:  # noeviction, Redis's default
         Demo("viz-01-score", client=keeping.client())
         assert capsys.readouterr().err == ""
+
+
+def test_a_real_eviction_of_job_hashes_is_found_by_the_demo_and_the_inspector():
+    from echomq_viz.inspection import inspect_queue
+
+    with RedisServer(extra_args=("--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "10")) as server:
+        client = server.client()
+        demo = Demo("viz-evicted", client=client)
+        ids = demo.add_batch([1] * 200)
+        time.sleep(2.2)  # the job hashes age (Redis's LRU clock ticks each second) ...
+        demo.priority_counter()  # ... while the lease, pc and the set are used now
+        client.zcard(Keys.prioritized(demo.ctx))
+        client.config_set("maxmemory", int(client.info("memory")["used_memory"]) - 20_000)
+        client.set("filler", "x" * 1000)  # over maxmemory: Redis evicts the least recently used keys
+        client.config_set("maxmemory", 0)
+        evicted = [job_id for job_id in ids if not client.exists(Keys.job(demo.ctx, job_id))]
+        assert evicted and client.info("stats")["evicted_keys"] >= len(evicted)
+        assert client.exists(lease_key(demo.owner)) and client.zcard(Keys.prioritized(demo.ctx)) == 200
+        with pytest.raises(live.QueueDamaged) as info:
+            demo.entries()  # it carried on silently before: entries() still 200
+        said = info.value._render_traceback_()
+        assert len(said) == 1 and f"{len(evicted)} job id(s)" in said[0] and "allkeys-lru" in said[0]
+        report = inspect_queue(client, demo.ctx)
+        assert report.missing_hash == tuple(evicted) and "missing-hash" in [f.code for f in report.findings]
