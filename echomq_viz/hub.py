@@ -8,8 +8,9 @@ A hub's spawner runs this command where it would run ``jupyterhub-singleuser``
   first start copies them all, later starts only what is missing or never
   edited, so a student's edits survive every restart;
 - starts a private Redis for this student's kernels, unless ``REDIS_URL`` is
-  set (one shared Redis for the course; orphaned demo keys there are removed
-  once at start);
+  set (one shared Redis for the course, as the student's own Redis user,
+  :mod:`echomq_viz.acl`, made by the hub's ``pre_spawn_hook``; the demo keys
+  this student's dead kernels left there are removed once at start);
 - runs ``jupyterhub-singleuser`` on that folder: JupyterLab at
   ``/user/<name>/lab``, every notebook as a Voila page at
   ``/user/<name>/voila/render/<notebook>``; kernels with no page open are
