@@ -198,6 +198,7 @@ class AppVoila(Voila):
         super().initialize(argv)
         self.log.setLevel(self.log_level)
         self.log.addFilter(culling_as_info)
+        logging.getLogger("tornado.general").addFilter(culling_as_info)  # its websocket ping warning
 
     def init_settings(self) -> dict:
         settings = super().init_settings()
@@ -207,10 +208,16 @@ class AppVoila(Voila):
         return settings
 
 
+# Lines a teacher can do nothing with, one or two a page: jupyter_server's buffering of a closed
+# page's messages and its protocol adaptation; tornado 6.5's warning that jupyter_server's default
+# ping timeout (three intervals) is longer than the interval, which it then uses, as it always did.
+UNACTIONABLE = ("Starting buffering for ", "Adapting from protocol version ", "The websocket_ping_timeout (")
+
+
 def culling_as_info(record: logging.LogRecord) -> bool:
     """A culled kernel is news, not a warning: its page has gone, as expected
     (jupyter_server logs it as a WARNING, which alarms whoever reads the terminal).
-    Its note that it buffers a closed page's messages, one a page, says nothing a teacher can use."""
+    The lines of :data:`UNACTIONABLE` are dropped."""
     if record.levelno == logging.WARNING and str(record.msg).startswith("Culling "):
         record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
-    return not str(record.msg).startswith("Starting buffering for ")
+    return not str(record.msg).startswith(UNACTIONABLE)

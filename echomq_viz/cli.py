@@ -65,11 +65,9 @@ VOILA_NO_TRACEBACKS = (
 )
 # The app's pages load only the JupyterLab extensions they render with: another one
 # installed here (Notebook 7's, say) fails in a Voila page, with errors in its console.
-VOILA_EXTENSIONS = (
-    '--VoilaConfiguration.extension_allowlist=["@jupyter-widgets/jupyterlab-manager",'
-    ' "@voila-dashboards/widgets-manager7", "@voila-dashboards/widgets-manager8",'
-    ' "jupyter-matplotlib", "jupyterlab_pygments"]',
-)
+VOILA_EXTENSIONS = tuple(f"--VoilaConfiguration.extension_allowlist={name}" for name in (
+    "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager7",
+    "@voila-dashboards/widgets-manager8", "jupyter-matplotlib", "jupyterlab_pygments"))  # one option a name
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
 LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)

@@ -314,6 +314,43 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_app_says_only_what_a_teacher_can_act_on_and_stopped_last(tmp_path):
+    """A shipped notebook served, a page's kernel connected, then left and culled, one Ctrl-C:
+    no option warning, no ping warning, no buffering note, no untrusted shipped notebook, the
+    culling an info line, and the last line says it stopped."""
+    import asyncio
+
+    from tornado.websocket import websocket_connect
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    shipped = Path(__file__).resolve().parents[1] / "notebooks" / "00-start-here.ipynb"
+    shutil.copy(shipped, folder / shipped.name)
+    app = Launched("app", folder, log=tmp_path / "app.log", env={"JUPYTER_DATA_DIR": str(tmp_path / "data")})
+    try:
+        page = app.request("GET", f"/voila/render/{shipped.name}", timeout=180).decode()
+        kernel_id = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">\s*(.*?)\s*</script>',
+                                         page, re.S).group(1))["kernelId"]
+
+        async def visit() -> None:  # the page's websocket: opened, then the tab closed
+            socket = await websocket_connect(
+                f"ws://127.0.0.1:{app.port}/api/kernels/{kernel_id}/channels?session_id=a-visitor")
+            await asyncio.sleep(1)
+            socket.close()
+
+        asyncio.run(visit())
+        _wait_for_text(app.log, "Culling 'idle' kernel", timeout=60)
+    finally:
+        app.stop_and_check(signal.SIGINT)
+    log = (tmp_path / "app.log").read_text()
+    for unactionable in ("Warning", "WARNING", "websocket_ping_timeout", "Starting buffering", "Adapting from protocol",
+                         "is not trusted"):
+        assert unactionable not in log, f"{unactionable!r} in:\n{log[-3000:]}"
+    assert re.search(r"^\[AppVoila\] Culling 'idle' kernel", log, re.M), log[-3000:]
+    assert log.strip().splitlines()[-1] == "echomq-viz: stopped", log[-1500:]
+
+
+@pytest.mark.slow
 def test_the_app_shows_the_source_of_a_cell_tagged_show_in_app_only(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
