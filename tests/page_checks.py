@@ -85,7 +85,7 @@ class Watch:
         self.allowed_errors = allowed_errors
         page.on("request", self._request)
         page.on("console", self._console)
-        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        page.on("pageerror", self._page_error)
 
     def _request(self, request) -> None:
         parts = urlsplit(request.url)
@@ -96,9 +96,13 @@ class Watch:
         if message.type == "error" and not any(text in message.text for text in self.allowed_errors):
             self.errors.append(message.text[:300])
 
-    def problems(self) -> list[str]:
+    def _page_error(self, error) -> None:
+        where = next((line.strip() for line in (error.stack or "").splitlines()[1:2]), "")
+        self.errors.append(f"page error: {error.message} {where}".strip())
+
+    def problems(self, console: bool = True) -> list[str]:
         return ([f"asked another host: {url}" for url in self.foreign]
-                + [f"console error: {text}" for text in self.errors])
+                + [f"console error: {text}" for text in self.errors if console])
 
 
 def min_scale() -> float:
