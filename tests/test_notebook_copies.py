@@ -45,8 +45,8 @@ def _shipped() -> dict[str, bytes]:
 
 
 def test_two_launchers_at_once_in_one_empty_folder_copy_every_notebook_whole(tmp_path):
-    shipped = _shipped()
     for run in range(20):
+        shipped = _shipped()
         folder = tmp_path / f"run-{run}"
         folder.mkdir()
         go = folder / "go"

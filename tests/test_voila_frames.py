@@ -34,7 +34,7 @@ def test_the_app_runs_voila_with_the_bounded_reader(tmp_path, monkeypatch):
     from echomq_viz import cli
 
     seen = []
-    monkeypatch.setattr(cli, "_serve", lambda argv, env: seen.append(argv) or 0)
+    monkeypatch.setattr(cli, "_serve", lambda argv, env, **_: seen.append(argv) or 0)
     (tmp_path / "01.ipynb").write_text("{}")
     assert cli.main(["app", "--no-browser", "--notebooks", str(tmp_path)]) == 0
     assert seen[0][1:3] == ["-m", "echomq_viz._voila"]
