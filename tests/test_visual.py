@@ -123,3 +123,53 @@ def test_the_view_figures_fit_a_900_px_output(monkeypatch):
         assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX, repr(view)
         size, text = visual.smallest_text_px(fig)
         assert size >= visual.MIN_TEXT_PX, f"{view!r}: {text!r} is {size:.1f} px"
+
+
+def _live_views(r):
+    """Every view that needs Redis, built as its notebook builds it (a live server of conftest)."""
+    from echomq_viz.designs import DesignRunner
+    from echomq_viz.keys import Keys
+    from echomq_viz.live import Demo, seeded_priorities
+    from echomq_viz.paths import ScoringPaths
+    from echomq_viz.widgets import (BandsView, ConsumeView, DesignsView, InspectorView, PackingView, PathView,
+                                    WrapView)
+
+    demo = Demo("viz-test-visual", client=r)
+    demo.reset()
+    yield BandsView(demo, tiers=4, jobs=200, start=0, seed=4)
+    yield ConsumeView(demo, priorities=seeded_priorities(seed=3, count=12, tiers=(1, 2, 3)), waiting=1)
+    yield WrapView(demo, start=2**32 - 3, jobs=6, priority=3)
+    yield PathView(ScoringPaths(demo), "same tier")
+    yield DesignsView(DesignRunner(r), scenario="fifo")
+    yield PackingView(demo)
+    demo.reset()
+    demo.add_batch(seeded_priorities(seed=6, count=40, tiers=(1, 2, 3)))
+    for n in range(6):
+        demo.add_past_the_limit_for_teaching(f"too-far-{n}", 2**21)
+    demo.client.hset(Keys.job(demo.ctx, "3"), "priority", 7)
+    demo.set_counter(2**32 - 500)
+    demo.add("late-arrival", priority=2)
+    inspector = InspectorView(queue="{" + demo.queue + "}")
+    inspector._connect = lambda: r  # the conftest server, whatever REDIS_URL says
+    inspector.inspect()
+    yield inspector
+    demo.reset()
+
+
+def test_the_live_view_figures_fit_and_read(r):
+    """The views that need Redis, in the state their notebooks leave them: as wide as
+    a 900 px output allows, every text 11 px or more; 06's figure draws every job read."""
+    seen = []
+    for view in _live_views(r):
+        seen.append(type(view).__name__)
+        fig = view.fig
+        assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX, repr(view)
+        size, text = visual.smallest_text_px(fig)
+        assert size >= visual.MIN_TEXT_PX, f"{view!r}: {text!r} is {size:.1f} px"
+        if hasattr(view, "map"):
+            drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
+            assert drawn == view.report.total == 47
+            assert view.map.panels[1].get_visible()  # 1..46 and 2³² − 499: the counter axis breaks
+            assert [t.get_text() for t in view.map.panels[0].get_yticklabels()] == \
+                ["tier 1", "tier 2", "tier 3", "tier 2²¹"]
+    assert len(seen) == 7 and seen[-1] == "InspectorView"
