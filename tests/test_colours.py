@@ -110,3 +110,18 @@ def test_band_pattern_is_drawn_in_the_tier_colour(bands):
         if span.get_hatch():
             assert to_rgb(span.get_edgecolor()) == to_rgb(colours.tier_color(p))
             assert span.get_edgecolor()[3] > span.get_facecolor()[3]  # the lines darker than the fill
+
+
+@pytest.mark.parametrize("priority", range(PERIOD + 1))
+def test_a_label_on_every_tier_colour_reads_at_4_5_or_more(priority):
+    """A job box's label (the queue strips of 03, 05, 08 and 09) in the text colour
+    chosen for its fill; priority 0 is the wait list's grey."""
+    from matplotlib.figure import Figure
+
+    from echomq_viz import visual
+
+    strip = plots.draw_queue_strip(Figure().add_subplot(), 1)
+    plots.update_queue_strip(strip, [("j23", priority)])
+    fill, ink = strip.boxes[0].get_facecolor(), strip.texts[0].get_color()
+    assert to_rgb(fill) == to_rgb(colours.tier_color(priority) if priority else colours.WAIT_COLOR)
+    assert visual.contrast_ratio(ink, fill) >= visual.MIN_CONTRAST
