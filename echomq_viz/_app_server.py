@@ -210,8 +210,10 @@ class AppVoila(Voila):
 
 # Lines a teacher can do nothing with, one or two a page: jupyter_server's buffering of a closed
 # page's messages and its protocol adaptation; tornado 6.5's warning that jupyter_server's default
-# ping timeout (three intervals) is longer than the interval, which it then uses, as it always did.
-UNACTIONABLE = ("Starting buffering for ", "Adapting from protocol version ", "The websocket_ping_timeout (")
+# ping timeout (three intervals) is longer than the interval, which it then uses, as it always did;
+# Voila's note of the launcher's stop, which the launcher has just announced itself.
+UNACTIONABLE = ("Starting buffering for ", "Adapting from protocol version ", "The websocket_ping_timeout (",
+                "Handle signal ")
 
 
 def culling_as_info(record: logging.LogRecord) -> bool:

@@ -28,9 +28,12 @@ FALSE_WARNING = "ServerApp.token config is deprecated"
 # "twice to skip confirmation"); jupyter_lsp names every language server it did not find;
 # tornado 6.5 warns, at the first kernel connection, that jupyter_server's default ping timeout
 # (three intervals) is longer than its interval, then uses the interval, as it always did; and
-# jupyter_server reports its message buffering and protocol adaptation for every page.
+# jupyter_server reports its message buffering and protocol adaptation for every page; and it
+# calls the launcher's stop "critical" ("received signal 15, stopping"), which the launcher has
+# just announced itself.
 UNACTIONABLE = (
     "Use Control-C to stop this server",
+    "received signal ",
     "Skipped non-installed server(s)",
     "The websocket_ping_timeout (",
     "Starting buffering for ",

@@ -307,7 +307,8 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
         lab.stop_and_check(signal.SIGINT)
     log = (tmp_path / "lab.log").read_text()
     for unactionable in ("twice to skip confirmation", "Skipped non-installed", "websocket_ping_timeout",
-                         "Starting buffering", "Adapting from protocol", f"{shipped.name} is not trusted"):
+                         "Starting buffering", "Adapting from protocol", "received signal",
+                         f"{shipped.name} is not trusted"):
         assert unactionable not in log, f"{unactionable!r} in:\n{log[-3000:]}"
     assert "tiny.ipynb is not trusted" in log  # the filter is no blanket: a notebook of yours is still named
     assert log.strip().splitlines()[-1] == "echomq-viz: stopped", log[-1500:]
@@ -344,7 +345,7 @@ def test_the_app_says_only_what_a_teacher_can_act_on_and_stopped_last(tmp_path):
         app.stop_and_check(signal.SIGINT)
     log = (tmp_path / "app.log").read_text()
     for unactionable in ("Warning", "WARNING", "websocket_ping_timeout", "Starting buffering", "Adapting from protocol",
-                         "is not trusted"):
+                         "is not trusted", "Handle signal"):
         assert unactionable not in log, f"{unactionable!r} in:\n{log[-3000:]}"
     assert re.search(r"^\[AppVoila\] Culling 'idle' kernel", log, re.M), log[-3000:]
     assert log.strip().splitlines()[-1] == "echomq-viz: stopped", log[-1500:]
