@@ -28,6 +28,7 @@ from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
 from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, first_take, huey_plain_priority,
                                        huey_storage_slots, multi_key_commands, run_workers, score_lines)
+from echomq_viz.peers.worker_apps import record_huey
 from echomq_viz.peers.workers import take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
@@ -646,3 +647,32 @@ def test_a_worker_process_ends_with_the_thread_that_started_it():
     finally:
         deployment.stop()
         server.stop()
+
+
+@pytest.mark.slow
+def test_on_a_real_cluster_celery_and_rq_get_crossslot_and_huey_works():
+    """The cluster sentences, tried on a one-master local cluster (every slot on one node, so
+    a command whose keys sit in two slots gets CROSSSLOT, as on any cluster)."""
+    import redis
+    from celery import Celery
+    from huey import PriorityRedisHuey
+    from rq import Queue
+
+    from echomq_viz.cluster import LocalCluster
+
+    with LocalCluster(1) as cluster:
+        node = cluster.node_client(0, decode_responses=False)
+        url = f"redis://:{cluster.password}@127.0.0.1:{cluster.nodes[0].port}/0"
+        with pytest.raises(redis.exceptions.ResponseError, match="hash to the same slot"):
+            Queue("mid", connection=node).enqueue("echomq_viz.peers.worker_apps.record", "x")
+        app = Celery("viz-cluster", broker=url)
+        with pytest.raises(Exception, match="hash to the same slot"):
+            app.send_task("record", args=("x",), priority=3)
+        app.close()
+        huey = PriorityRedisHuey("viz", url=url)
+        task = huey.task(name="record")(record_huey)
+        task("x", priority=2)
+        assert huey.dequeue() is not None  # ZADD and BZPOPMIN name one key each
+        huey.storage.pool.disconnect()
+    _, printed = _notebook()
+    assert "ClusterCrossSlotError: Keys in request don't hash to the same slot" in printed

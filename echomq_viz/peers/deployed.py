@@ -22,7 +22,7 @@ __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
            "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands",
            "huey_storage_slots",
-           "PREFETCH_LOW", "first_take", "score_lines"]
+           "PREFETCH_LOW", "first_take", "score_lines", "try_on_cluster"]
 
 RQ_LEVELS = ("high", "mid", "low")
 CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("twelve", 12), ("fifteen", 15),
@@ -281,3 +281,42 @@ def score_lines() -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
         found[label] = next(line.strip() for line in text.splitlines() if "0x100000000" in line and "prio" in line)
     return found
+
+
+def try_on_cluster() -> dict[str, str]:
+    """Each Python library's add (and huey's pop) tried on a one-master local Redis Cluster
+    (every slot on one node, so keys of two slots in one command get CROSSSLOT, as on any
+    cluster): label -> "ok" or the first line of the error."""
+    import redis
+    from celery import Celery
+    from huey import PriorityRedisHuey
+    from rq import Queue
+
+    from ..cluster import LocalCluster
+    from .worker_apps import record_huey
+
+    outcomes = {}
+    with LocalCluster(1) as cluster:
+        node = cluster.node_client(0, decode_responses=False)
+        url = f"redis://:{cluster.password}@127.0.0.1:{cluster.nodes[0].port}/0"  # never printed
+
+        def attempt(label, action):
+            try:
+                action()
+                outcomes[label] = "ok"
+            except (redis.exceptions.RedisError, OSError) as error:
+                outcomes[label] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+            except Exception as error:  # kombu wraps the error it got from Redis
+                outcomes[label] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+        app = Celery("viz-cluster", broker=url)
+        attempt("Celery, send_task(priority=3)", lambda: app.send_task("record", args=("x",), priority=3))
+        app.close()
+        attempt("RQ, Queue('mid').enqueue", lambda: Queue("mid", connection=node).enqueue(
+            "echomq_viz.peers.worker_apps.record", "x"))
+        huey = PriorityRedisHuey("viz", url=url)
+        task = huey.task(name="record")(record_huey)
+        attempt("huey, a task with priority=2, then the consumer's pop",
+                lambda: (task("x", priority=2), huey.dequeue()))
+        huey.storage.pool.disconnect()
+    return outcomes
