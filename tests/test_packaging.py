@@ -202,7 +202,7 @@ def test_sdist_carries_the_notebooks_tests_and_docs(used_clone, tmp_path):
          str(tmp_path)], cwd=used_clone, check=True, capture_output=True, text=True, timeout=300).stdout.strip()
     with tarfile.open(tmp_path / built) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml",
+    for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml", "constraints.txt",
                  "pyproject.toml", "lua/addPrioritizedJob-9.lua", "tests/conftest.py", "benchmarks/run.py",
                  "docs/hero.png", "docs/jupyterhub.md",  # the README's picture and pages
                  *(f"notebooks/{nb}" for nb in NOTEBOOKS)):
