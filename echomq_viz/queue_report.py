@@ -247,8 +247,8 @@ def _above_limit(r: QueueReport) -> Finding | None:
         return None
     lo, hi = int(r.tiers[over].min()), int(r.tiers[over].max())
     where = f"tier {lo:,}" if lo == hi else f"tiers {lo:,}..{hi:,}"
-    return _jobs("above-limit", "error", r.job_ids[over], f"priority above {PRIORITY_LIMIT:,} (2**21 - 1)",
-                 f" in {where}; their scores pass 2**53 and are rounded, so arrival order is lost")
+    return _jobs("above-limit", "error", r.job_ids[over], f"priority above {PRIORITY_LIMIT:,} (2²¹ − 1)",
+                 f" in {where}; their scores pass 2⁵³ and are rounded, so arrival order is lost")
 
 
 def _equal_scores(r: QueueReport) -> Finding | None:
@@ -308,7 +308,7 @@ def _pc_out_of_range(r: QueueReport) -> Finding | None:
     if r.pc is None or 0 <= r.pc <= MAX_PRIORITY_COUNTER:
         return None
     return Finding("pc-out-of-range", "error", 1,
-                   f"pc = {r.pc:,} is outside 0..{MAX_PRIORITY_COUNTER:,} (2**53 - 2): the scripts refuse every "
+                   f"pc = {r.pc:,} is outside 0..{MAX_PRIORITY_COUNTER:,} (2⁵³ − 2): the scripts refuse every "
                    "prioritized add and priority change until it is set back")
 
 
@@ -316,11 +316,11 @@ def _ahead_of_pc(r: QueueReport) -> Finding | None:
     if r.pc is None:
         cause = "pc is missing (reset) while they wait"
     elif r.pc >= TIER_SPAN:
-        cause = f"pc = {r.pc:,} wrapped past 2**32 ({r.wraps:,}x) while they wait"
+        cause = f"pc = {r.pc:,} wrapped past 2³² ({r.wraps:,}x) while they wait"
     else:
         cause = f"pc = {r.pc:,} was reset or lowered while they wait"
     return _jobs("counter-ahead-of-pc", "error", r.job_ids[r.ahead_of_pc & ~r.irregular],
-                 f"counters above pc mod 2**32 = {r.pc_counter or 0:,}",
+                 f"counters above pc mod 2³² = {r.pc_counter or 0:,}",
                  f"; {cause}; newer jobs get smaller counters and overtake them in their tier")
 
 

@@ -721,7 +721,7 @@ def test_a_pc_the_scripts_refuse_is_flagged(r, scripts, ctx, pc, refused):
     if refused:
         found = finding(report, "pc-out-of-range")
         assert (found.severity, found.count) == ("error", 1)
-        assert found.message == (f"pc = {pc:,} is outside 0..9,007,199,254,740,990 (2**53 - 2): the scripts "
+        assert found.message == (f"pc = {pc:,} is outside 0..9,007,199,254,740,990 (2⁵³ − 2): the scripts "
                                  "refuse every prioritized add and priority change until it is set back")
     # The finding says what the real scripts do with this pc.
     try:
