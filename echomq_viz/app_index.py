@@ -20,6 +20,7 @@ import functools
 import io
 import json
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -140,6 +141,10 @@ def install(env: Any, root: str | Path) -> None:
     the cards of the notebooks among a listing's ``items`` (paths relative to ``root``)."""
     env.globals["echomq_viz_cards"] = lambda items: cards(
         root, [item["path"] for item in items if item.get("type") == "notebook"])
+    # Shrinking the stills takes about a second: done now, beside the server's start, not on the
+    # server's event loop when the first visitor opens the front page.
+    threading.Thread(target=cards, args=(root, [path.name for path in Path(root).glob("*.ipynb")]),
+                     name="echomq-viz-cards", daemon=True).start()
 
 
 def write_offline_index(notebooks: Path, names: Iterable[str], out: Path) -> Path:
