@@ -34,6 +34,10 @@ FALSE_WARNING = "ServerApp.token config is deprecated"
 UNACTIONABLE = (
     "Use Control-C to stop this server",
     "received signal ",
+    "%s | extension was successfully ",  # a dozen lines at every start, about its own plumbing
+    "JupyterLab extension loaded from ",
+    "JupyterLab application directory is ",
+    "Extension Manager is ",
     "Skipped non-installed server(s)",
     "The websocket_ping_timeout (",
     "Starting buffering for ",
@@ -49,8 +53,8 @@ class Unactionable(logging.Filter):
 
 
 def quiet_logs() -> None:
-    """Filter :data:`UNACTIONABLE` out of the loggers that write them (ServerApp's, tornado's)."""
-    for name in ("ServerApp", "tornado.general"):
+    """Filter :data:`UNACTIONABLE` out of the loggers that write them (ServerApp's, LabApp's, tornado's)."""
+    for name in ("ServerApp", "LabApp", "tornado.general"):
         logging.getLogger(name).addFilter(Unactionable())
 
 

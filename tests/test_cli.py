@@ -308,6 +308,7 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
     log = (tmp_path / "lab.log").read_text()
     for unactionable in ("twice to skip confirmation", "Skipped non-installed", "websocket_ping_timeout",
                          "Starting buffering", "Adapting from protocol", "received signal",
+                         "extension was successfully", "JupyterLab extension loaded",
                          f"{shipped.name} is not trusted"):
         assert unactionable not in log, f"{unactionable!r} in:\n{log[-3000:]}"
     assert "tiny.ipynb is not trusted" in log  # the filter is no blanket: a notebook of yours is still named
