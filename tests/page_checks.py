@@ -7,7 +7,8 @@ of each under build/screenshots/, and one assertion listing every problem:
   (a button label, a preformatted line);
 - a figure shown smaller than drawn, so that its smallest text (12 px at
   full size, held there by tests/test_visual.py) falls below 11 px;
-- a label of a control with a WCAG contrast below 4.5:1 on what it stands on;
+- a label of a control in type under 11 px, or with a WCAG contrast below
+  4.5:1 on what it stands on;
 - with a :class:`Watch` attached before the page loaded: a request to
   another host, an error in the console.
 """
@@ -65,6 +66,8 @@ LAYOUT_JS = """([minScale]) => {
   for (const el of document.querySelectorAll(labels)) {
     if (!el.innerText.trim() || !el.getBoundingClientRect().width || el.closest(':disabled, .mod-disabled, [disabled]')) continue;
     const style = getComputedStyle(el);
+    if (parseFloat(style.fontSize) < 11)
+      problems.push(`"${el.innerText.trim().slice(0, 40)}" in ${style.fontSize} type`);
     const bg = background(el);
     const fg = over(rgba(style.color), bg);
     const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
