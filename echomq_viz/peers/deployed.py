@@ -33,7 +33,7 @@ BULLMQ_NODE_PROBE = (("two", 2), ("2^21", 2**21), ("2^21-1", 2**21 - 1), ("minus
                      ("no-priority", None))
 BULLMQ_PY_PROBE = (("two", 2), ("2^21", 2**21), ("2^31", 2**31), ("one-and-a-half", 1.5), ("minus-one", -1),
                    ("one", 1), ("no-priority", None))
-PROBE = {"late": None, "patience": 3.0}  # a job the worker never takes is a finding, not a hang
+PROBE = {"late": None, "patience": 5.0}  # a job the worker never takes is a finding, not a hang
 BULLMQ_PY_FIFO = tuple((f"a{i:02d}", 2**31) for i in range(1, 13))
 
 
@@ -72,16 +72,15 @@ PREFETCH_SECONDS = 0.6  # long enough for the worker to fill its prefetch while 
 
 
 def _send_urgent(client: Any, deployment: Any) -> None:
-    """Once the first low task ran and the worker holds what it prefetches (the ``unacked``
-    hash stops growing): one urgent task (priority 0), behind the queued low ones."""
-    held, since, deadline = -1, time.monotonic(), time.monotonic() + PREFETCH_SECONDS * 0.8
-    while time.monotonic() < deadline:
-        now = client.hlen("unacked")
-        if now != held:
-            held, since = now, time.monotonic()
-        elif time.monotonic() - since > 0.15:
-            break
-        time.sleep(0.01)
+    """Once the first low task ran, the next runs and the worker holds as many more as it
+    prefetches (with one process, ``worker_prefetch_multiplier`` of them in kombu's
+    ``unacked`` hash, the rest still in the priority-9 list): one urgent task (priority 0)."""
+    held = next(value for name, value, _ in deployment.settings if name == "worker_prefetch_multiplier")
+    waiting = len(PREFETCH_LOW) - 2 - held  # one ran, one runs, ``held`` are held
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (client.hlen("unacked") == held
+                                                and client.llen("jobs\x06\x169") == waiting):
+        time.sleep(0.005)
     deployment.add([("urgent", 0)])
 
 
@@ -204,12 +203,14 @@ def _names_one(key: str) -> bool:
 
 
 def cluster_text(run: WorkerRun) -> str:
-    """How many keys the library wrote, and how many hash slots those not named by a job
-    or worker id fall in (those per job spread over slots by their random ids)."""
-    shared = [key for key in run.keys if not _names_one(key)]
-    slots = len(set(slots_of(shared).values()))
-    return (f"{run.label}: {len(run.keys)} key{'s' * (len(run.keys) != 1)} written; "
-            f"the {len(shared)} not named by a job or worker id in {slots} hash slot{'s' * (slots != 1)}")
+    """How many hash slots the keys of one add and one take fall in (the keys named by a job's
+    or a worker's id set aside: those spread over slots by their random ids)."""
+    known = {_escaped(key): key for key in run.keys}
+    named = {key for text, lua in tuple(run.add) + tuple(first_take(run.late)) if not lua
+             for key in _keys_named(text.split(" "), known) if not _names_one(key)}
+    slots = len(set(slots_of(sorted(named)).values()))
+    return (f"{run.label}: one add and one take name {len(named)} key{'s' * (len(named) != 1)} "
+            f"(ids set aside), in {slots} hash slot{'s' * (slots != 1)}")
 
 
 def huey_storage_slots() -> dict[str, int]:
@@ -223,6 +224,30 @@ def huey_storage_slots() -> dict[str, int]:
 def _escaped(key: str) -> str:
     """``key`` as MONITOR prints it (a byte outside printable ASCII as ``\\xNN``)."""
     return "".join(c if c.isprintable() and ord(c) < 127 and c != '"' else f"\\x{ord(c):02x}" for c in key)
+
+
+_ONE_KEY = {"LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "ZADD", "ZREM", "ZCARD", "ZPOPMIN", "HSET", "HMSET", "HGET",
+            "HMGET", "HGETALL", "HDEL", "HINCRBY", "HINCRBYFLOAT", "SADD", "SREM", "SMEMBERS", "EXPIRE", "PERSIST",
+            "GET", "SET", "INCR", "EXISTS", "XADD"}
+
+
+def _unescaped(word: str) -> str:
+    """A key as Redis holds it, from MONITOR's text (``\\xNN`` back to its byte)."""
+    return re.sub(r"\\x([0-9a-f]{2})", lambda match: chr(int(match.group(1), 16)), word)
+
+
+def _keys_named(words: Sequence[str], known: dict[str, str]) -> list[str]:
+    """The keys a command (its MONITOR words) names: a script's by its key count, a blocking
+    pop's every argument but the timeout, a one-key command's first argument, any other's
+    the arguments that are keys the library wrote."""
+    verb, args = words[0].upper(), [_unescaped(word) for word in words[1:]]
+    if verb in ("EVAL", "EVALSHA") and len(args) > 1 and args[1].isdigit():
+        return args[2:2 + int(args[1])]
+    if verb in ("BRPOP", "BLPOP", "BZPOPMIN", "BZPOPMAX"):
+        return args[:-1]
+    if verb in _ONE_KEY:
+        return args[:1]
+    return [known[word] for word in words[1:] if word in known]
 
 
 def multi_key_commands(run: WorkerRun) -> list[str]:
@@ -246,13 +271,7 @@ def multi_key_commands(run: WorkerRun) -> list[str]:
                 found.add("MULTI/EXEC")
             block = None
             continue
-        args = words[1:]
-        if verb in ("EVAL", "EVALSHA") and len(args) > 1 and args[1].isdigit():
-            named = args[2:2 + int(args[1])]
-        elif verb in ("BRPOP", "BLPOP", "BZPOPMIN", "BZPOPMAX"):
-            named = args[:-1]  # every argument but the timeout is a key
-        else:
-            named = [known[word] for word in args if word in known]
+        named = _keys_named(words, known)
         if block is not None:
             block.extend(named)
         elif len({key_slot(k.encode("utf-8", "surrogateescape")) for k in named}) > 1:
