@@ -77,8 +77,8 @@ def draw_double_bits(ax: Axes, exact: int, stored: float) -> DoubleBits:
     ax.set_ylim(0, 2)
     ax.set_yticks([0.5, 1.5], ["exact score\nafter its lead 1", "stored double"], fontsize=SMALL)
     ax.set_xticks([0, 12, 63], ["bit 63", "51", "0"], fontsize=SMALL)
-    for x, label, color, align in ((0.4, "sign", SIGN_COLOR, "right"),
-                                   (0.6, "exponent (11 bits)", EXPONENT_COLOR, "left"),
+    for x, label, color, align in ((0.1, "sign", SIGN_COLOR, "right"),  # a space apart at the sign bit
+                                   (0.9, "exponent (11 bits)", EXPONENT_COLOR, "left"),
                                    (38, "mantissa (52 bits, after an implicit 1)", MANTISSA_COLOR, "center"),
                                    (64 + FALL_OFF_COLUMNS / 2 - 0.5, "fall off", FALLEN_COLOR, "center")):
         ax.text(x, 2.08, label, ha=align, va="bottom", fontsize=SMALL, color=color)
