@@ -617,6 +617,11 @@ def test_versions_table_lists_each_library_once():
     for library in ("celery 5.7.0", "rq 3.0.0", "huey 3.5.4", "bullmq 3.4.4 (PyPI)"):
         assert head.count(library) >= 1
     assert "how it was called" in head
+    settings = printed[printed.index("Celery settings set"):]
+    for setting in ("worker_concurrency", "task_default_queue", "broker_transport_options",
+                    "worker_prefetch_multiplier"):  # each shown with where Celery documents it
+        assert f"{setting} = " in settings and f"configuration.html#{setting.replace('_', '-')}" in settings \
+            or setting == "broker_transport_options" and "routing.html#redis-message-priorities" in settings
 
 
 def test_the_installed_bullmq_scores_take_the_counter_modulo_2_32():

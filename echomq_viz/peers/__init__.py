@@ -1,7 +1,12 @@
 """Notebook 10: the queues people run, beside the packed score, on one Redis.
 
-Each queue library is driven as its own users call it, on a demo queue of
-this kernel (``emq:{viz-10-<library>@<owner>}:*``), with the same workload:
+Each queue library runs through its own worker process, as its users deploy
+it, on a private Redis of its own: :mod:`.workers` (one run, observed),
+:mod:`.deployments` (each library's producer and worker), :mod:`.deployed`
+(the notebook's runs and probes, and what they say), :mod:`.celery_app` and
+:mod:`.worker_apps` (what the workers import). Each is also called directly,
+on a demo queue of this kernel (``emq:{viz-10-<library>@<owner>}:*``), with the
+same workload:
 :mod:`.workload` (pure), :mod:`.observe` (MONITOR), :mod:`.runs` (one
 library through the workload), one module per library, :mod:`.growth` (cost
 as the queue grows), :mod:`.table` and :mod:`.plots` (pure), :mod:`.view`.
