@@ -27,7 +27,7 @@ from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, se
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
 from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, first_take, huey_plain_priority,
-                                       huey_storage_slots, multi_key_commands, run_workers, score_lines)
+                                       huey_storage_slots, multi_key_commands, plans, run_workers, score_lines)
 from echomq_viz.peers.worker_apps import record_huey
 from echomq_viz.peers.workers import take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
@@ -681,3 +681,9 @@ def test_on_a_real_cluster_celery_and_rq_get_crossslot_and_huey_works():
         huey.storage.pool.disconnect()
     _, printed = _notebook()
     assert "ClusterCrossSlotError: Keys in request don't hash to the same slot" in printed
+
+
+def test_without_node_the_worker_runs_leave_bull_and_node_bullmq_out():
+    names = [name for name, *_ in plans(workload(), node=False)]
+    assert not [name for name in names if name.startswith("bull-") or name in ("bull", "bullmq-node")]
+    assert {"celery", "celery10", "rq", "huey", "bullmq-py", "celery-probe", "bullmq-py-probe"} <= set(names)
