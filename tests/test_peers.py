@@ -527,6 +527,7 @@ def test_celery_direction_default_clamping_and_prefetch(workers):
     probe = workers["celery-probe"]
     assert probe.order == ("no-priority", "zero", "minus-three", "five", "nine", "ten", "twelve", "fifteen")
     assert before(probe, "zero", "nine") and before(probe, "no-priority", "zero")
+    assert workers["celery-max-priority"].order == ("zero", "four", "five", "nine")  # x-max-priority ignored
     four, one = workers["celery-prefetch-4"].ran("urgent"), workers["celery-prefetch-1"].ran("urgent")
     assert 1 < one < four  # an urgent task waits behind what the worker prefetched, more with 4
     prose, printed = _notebook()
@@ -619,7 +620,7 @@ def test_versions_table_lists_each_library_once():
     assert "how it was called" in head
     settings = printed[printed.index("Celery settings set"):]
     for setting in ("worker_concurrency", "task_default_queue", "broker_transport_options",
-                    "worker_prefetch_multiplier"):  # each shown with where Celery documents it
+                    "worker_prefetch_multiplier", "task_queue_max_priority"):  # each shown with where Celery documents it
         assert f"{setting} = " in settings and f"configuration.html#{setting.replace('_', '-')}" in settings \
             or setting == "broker_transport_options" and "routing.html#redis-message-priorities" in settings
 

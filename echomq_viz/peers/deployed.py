@@ -33,6 +33,7 @@ BULLMQ_NODE_PROBE = (("two", 2), ("2^21", 2**21), ("2^21-1", 2**21 - 1), ("minus
                      ("no-priority", None))
 BULLMQ_PY_PROBE = (("two", 2), ("2^21", 2**21), ("2^31", 2**31), ("one-and-a-half", 1.5), ("minus-one", -1),
                    ("one", 1), ("no-priority", None))
+MAX_PRIORITY_PROBE = (("nine", 9), ("five", 5), ("four", 4), ("zero", 0))
 PROBE = {"late": None, "patience": 5.0}  # a job the worker never takes is a finding, not a hang
 BULLMQ_PY_FIFO = tuple((f"a{i:02d}", 2**31) for i in range(1, 13))
 
@@ -53,6 +54,10 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
         ("bullmq-py-probe", lambda: BullMQPyDeployment(), list(BULLMQ_PY_PROBE), PROBE),
         ("bullmq-py-fifo", lambda: BullMQPyDeployment(), list(BULLMQ_PY_FIFO), PROBE),
     ]
+    probes.append(("celery-max-priority",
+                   lambda: CeleryDeployment(steps=True, max_priority=3,
+                                            label="Celery, ten steps and task_queue_max_priority=3"),
+                   list(MAX_PRIORITY_PROBE), PROBE))
     for multiplier in (4, 1):  # the default, and one
         probes.append((f"celery-prefetch-{multiplier}",
                        lambda m=multiplier: CeleryDeployment(prefetch=m, seconds=PREFETCH_SECONDS,

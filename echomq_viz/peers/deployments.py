@@ -26,7 +26,8 @@ CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
 CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
 
 
-def celery_settings(*, steps: bool = False, prefetch: int | None = None) -> tuple[tuple[str, Any, str], ...]:
+def celery_settings(*, steps: bool = False, prefetch: int | None = None,
+                    max_priority: int | None = None) -> tuple[tuple[str, Any, str], ...]:
     """The Celery settings a run sets: (name, value, where Celery documents it).
     The broker's address is set too, but never shown (it is a private socket)."""
     settings = [("worker_concurrency", 1, CELERY_DOCS + "worker-concurrency"),
@@ -37,6 +38,8 @@ def celery_settings(*, steps: bool = False, prefetch: int | None = None) -> tupl
                          CELERY_DOCS_PRIORITY))
     if prefetch is not None:
         settings.append(("worker_prefetch_multiplier", prefetch, CELERY_DOCS + "worker-prefetch-multiplier"))
+    if max_priority is not None:  # the queues' x-max-priority (a RabbitMQ argument)
+        settings.append(("task_queue_max_priority", max_priority, CELERY_DOCS + "task-queue-max-priority"))
     return tuple(settings)
 
 
@@ -73,9 +76,9 @@ class CeleryDeployment(_Process):
     key = "celery"
 
     def __init__(self, *, steps: bool = False, prefetch: int | None = None, label: str | None = None,
-                 seconds: float = 0.0) -> None:
+                 seconds: float = 0.0, max_priority: int | None = None) -> None:
         self.seconds = seconds  # each task sleeps this long first, to hold the worker busy
-        self.settings = celery_settings(steps=steps, prefetch=prefetch)
+        self.settings = celery_settings(steps=steps, prefetch=prefetch, max_priority=max_priority)
         self.key = "celery10" if steps else "celery"
         self.label = label or ("Celery, priority steps 0..9 (its docs' Redis settings)" if steps
                                else "Celery, default settings")
