@@ -619,8 +619,9 @@ def test_versions_table_lists_each_library_once():
         assert head.count(library) >= 1
     assert "how it was called" in head
     settings = printed[printed.index("Celery settings set"):]
+    # each shown with where Celery documents it
     for setting in ("worker_concurrency", "task_default_queue", "broker_transport_options",
-                    "worker_prefetch_multiplier", "task_queue_max_priority"):  # each shown with where Celery documents it
+                    "worker_prefetch_multiplier", "task_queue_max_priority"):
         assert f"{setting} = " in settings and f"configuration.html#{setting.replace('_', '-')}" in settings \
             or setting == "broker_transport_options" and "routing.html#redis-message-priorities" in settings
 
