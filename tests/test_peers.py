@@ -626,6 +626,7 @@ def test_versions_table_lists_each_library_once():
             or setting == "broker_transport_options" and "routing.html#redis-message-priorities" in settings
 
 
+@pytest.mark.slow  # reads npm's bullmq, installed on first use
 def test_the_installed_bullmq_scores_take_the_counter_modulo_2_32():
     lines = score_lines()
     assert any("(PyPI)" in package for package in lines)
