@@ -690,3 +690,17 @@ def test_without_node_the_worker_runs_leave_bull_and_node_bullmq_out():
     names = [name for name, *_ in plans(workload(), node=False)]
     assert not [name for name in names if name.startswith("bull-") or name in ("bull", "bullmq-node")]
     assert {"celery", "celery10", "rq", "huey", "bullmq-py", "celery-probe", "bullmq-py-probe"} <= set(names)
+
+
+@pytest.mark.slow
+def test_a_smaller_number_is_more_urgent_in_celery_bull_and_bullmq_and_larger_in_huey(workers):
+    celery = workers["celery-probe"]
+    assert before(celery, "zero", "five") and before(celery, "five", "nine")
+    if node_missing() is None:
+        assert before(workers["bull-zero"], "one", "two") and before(workers["bullmq-node-probe"], "one", "two")
+    assert before(workers["bullmq-py-probe"], "one", "two")
+    jobs = workload()  # huey got priority = 4 - tier: the larger number ran first
+    assert list(workers["huey"].order[:24]) == correct_order(jobs)
+    prose, _ = _notebook()
+    assert "In Bull and BullMQ a smaller number is more urgent too, counted from 1" in prose
+    assert "count the other way" not in prose
