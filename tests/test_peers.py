@@ -407,7 +407,11 @@ def test_orders_view_shows_the_chosen_library(observed):
     stored = load_growth()
     growth = GrowthView(stored)
     assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
-    assert growth.fig.get_figwidth() * growth.fig.dpi <= 900 and view.fig.get_figwidth() * view.fig.dpi <= 900
+    from echomq_viz import visual
+
+    for fig in (growth.fig, view.fig):  # the project's visual system: fits every page, legible type
+        assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX
+    assert visual.smallest_text_px(growth.fig)[0] >= visual.MIN_TEXT_PX
     for ax in growth.fig.axes:  # plain numbers on both axes, never "2 × 10²"
         ax.figure.canvas.draw()
         labels = [tick.get_text() for tick in ax.get_xticklabels() + ax.get_yticklabels() if tick.get_text()]
@@ -574,7 +578,7 @@ def test_a_cluster_refuses_celery_and_rq_and_bull_without_braces(workers):
 @pytest.mark.slow
 def test_bullmq_pypi_accepts_what_node_refuses_and_loses_fifo_at_2_31(workers):
     probe = workers["bullmq-py-probe"]
-    assert all(outcome == "ok" for outcome in accepted(probe).values())  # 2^21, 2^31, 1.5, -1 all accepted
+    assert all(outcome == "ok" for outcome in accepted(probe).values())  # 2²¹, 2³¹, 1.5, −1 all accepted
     assert before(probe, "no-priority", "minus-one") and before(probe, "minus-one", "one")
     assert probe.ran("one-and-a-half") == 0  # accepted, never taken
     fifo = workers["bullmq-py-fifo"]
@@ -590,7 +594,7 @@ def test_node_bullmq_refuses_past_2_21_and_serves_minus_one_first(workers):
         pytest.fail(node_missing())
     probe = workers["bullmq-node-probe"]
     outcomes = accepted(probe)
-    assert "between 0 and 2097151" in outcomes["2^21"] and outcomes["2^21-1"] == "ok" and outcomes["minus-one"] == "ok"
+    assert "between 0 and 2097151" in outcomes["2²¹"] and outcomes["2²¹ − 1"] == "ok" and outcomes["minus-one"] == "ok"
     assert before(probe, "minus-one", "one") and before(probe, "no-priority", "minus-one")
     _, printed = _notebook()
     assert "Priority should be between 0 and 2097151; never ran" in printed

@@ -29,9 +29,9 @@ CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("
                 ("minus-three", -3), ("five", 5))
 BULL_ZERO = (("zero", 0), ("no-priority", None), ("two", 2), ("one", 1))
 BULL_NEGATIVE = (("one", 1), ("minus-one", -1), ("one-and-a-half", 1.5))
-BULLMQ_NODE_PROBE = (("two", 2), ("2^21", 2**21), ("2^21-1", 2**21 - 1), ("minus-one", -1), ("one", 1),
+BULLMQ_NODE_PROBE = (("two", 2), ("2²¹", 2**21), ("2²¹ − 1", 2**21 - 1), ("minus-one", -1), ("one", 1),
                      ("no-priority", None))
-BULLMQ_PY_PROBE = (("two", 2), ("2^21", 2**21), ("2^31", 2**31), ("one-and-a-half", 1.5), ("minus-one", -1),
+BULLMQ_PY_PROBE = (("two", 2), ("2²¹", 2**21), ("2³¹", 2**31), ("one-and-a-half", 1.5), ("minus-one", -1),
                    ("one", 1), ("no-priority", None))
 MAX_PRIORITY_PROBE = (("nine", 9), ("five", 5), ("four", 4), ("zero", 0))
 PROBE = {"late": None, "patience": 5.0}  # a job the worker never takes is a finding, not a hang

@@ -30,7 +30,7 @@ class PackedPeer(Peer):
     configured = "nothing: every key is emq:{<queue>}:<type> by design"
     tier_means = "priority=tier (1 is served first)"
     default_names = "emq:{<queue>}:<type>"
-    levels = f"{PRIORITY_LIMIT:,} (exact scores up to 2**21 - 1)"
+    levels = f"{PRIORITY_LIMIT:,} (exact scores up to 2²¹ − 1)"
 
     def _add(self, job: WorkJob) -> None:
         self.demo.add(job.name, job.tier)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import LogLocator, NullFormatter
 
-from .. import plots
+from .. import plots, visual
 from ..colours import tier_color
 
 __all__ = ["draw_order_strip", "draw_growth", "LINE_STYLES", "MARKERS"]
@@ -60,14 +60,13 @@ def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple]], title: str) -> 
             lines.append(line)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    plain = FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
     for axis in (ax.xaxis, ax.yaxis):  # plain numbers ("200"), never "2 × 10²"
-        axis.set_major_formatter(plain)
+        axis.set_major_formatter(visual.plain_formatter())
         axis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.set_xlabel("jobs already waiting", fontsize=11)
-    ax.set_ylabel("µs per operation", fontsize=11)
-    ax.tick_params(labelsize=10)
-    ax.set_title(title, fontsize=11, loc="left")
+    ax.set_xlabel("jobs already waiting", fontsize=visual.TEXT)
+    ax.set_ylabel("µs per operation", fontsize=visual.TEXT)
+    ax.tick_params(labelsize=visual.SMALL)
+    ax.set_title(title, fontsize=visual.TITLE, loc="left")
     ax.grid(True, which="major", alpha=0.3)
     return lines

@@ -8,11 +8,14 @@ import ipywidgets as w
 
 from ..widgets.canvas import figure
 from ..widgets.view import WIDE, View, pre_html
+from .. import visual
 from . import plots
 from .runs import PeerRun
 from .table import details, order_verdict
 
-__all__ = ["OrdersView", "GrowthView"]
+__all__ = ["OrdersView", "GrowthView", "WIDTH"]
+
+WIDTH = visual.MAX_FIGURE_PX / visual.DPI  # inches: the widest figure the project's pages fit
 
 
 class OrdersView(View):
@@ -27,7 +30,7 @@ class OrdersView(View):
         self.runs = runs
         tiers = {job.name: job.tier for job in runs[0].jobs}
         rows = len(runs) + 1
-        self.fig = figure(9.0, 0.62 * rows + 0.3)  # 864 px: fits a 900 px output
+        self.fig = figure(WIDTH, 0.62 * rows + 0.3)
         height = 1 / rows
         self.strips = []
         for i, (title, order) in enumerate([("a correct priority queue: tier, then arrival", runs[0].right)]
@@ -86,7 +89,7 @@ class GrowthView(View):
 
         super().__init__()
         self.stored = stored
-        self.fig = figure(9.0, 7.2)  # 864 px: fits a 900 px output
+        self.fig = figure(WIDTH, 7.2)
         grid = self.fig.subplots(2, 2, sharex=True)
         handles = []
         for row, kind in enumerate(("add", "pop")):
@@ -105,9 +108,9 @@ class GrowthView(View):
                     grid[row][column].set_ylabel("")
                 if row == 0:
                     grid[row][column].set_xlabel("")
-        self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3, fontsize=10,
-                        frameon=False)
-        self.fig.subplots_adjust(left=0.09, right=0.98, top=0.95, bottom=0.2, hspace=0.25, wspace=0.22)
+        self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3,
+                        fontsize=visual.SMALL, frameon=False)
+        self.fig.subplots_adjust(left=0.09, right=0.96, top=0.95, bottom=0.2, hspace=0.25, wspace=0.24)
         self.widget = w.VBox([self.fig.canvas, self.caption, self.status.widget])
         self._redraw_figure()
 
