@@ -4,7 +4,7 @@ of each under build/screenshots/, and one assertion listing every problem:
 
 - an output area that scrolls or clips sideways, a figure or image wider
   than its output area, a page that scrolls sideways, a view's text cut
-  (a button label, a preformatted line);
+  (a button label, a preformatted line), a slider's readout on its track;
 - a figure shown smaller than drawn, so that its smallest text (12 px at
   full size, held there by tests/test_visual.py) falls below 11 px;
 - a label of a control in type under 11 px, or with a WCAG contrast below
@@ -48,6 +48,12 @@ LAYOUT_JS = """([minScale]) => {
   for (const el of document.querySelectorAll('.jupyter-widgets pre, .widget-html-content, .widget-label, .widget-button, .widget-toggle-button')) {
     if (el.getBoundingClientRect().width && el.scrollWidth > el.clientWidth + 1)
       problems.push(`text runs out of its ${name(el)}: "${el.innerText.trim().slice(0, 40)}" needs ${el.scrollWidth} px of ${el.clientWidth}`);
+  }
+  for (const slider of document.querySelectorAll('.widget-hslider')) {
+    const readout = slider.querySelector('.widget-readout'), track = slider.querySelector('.noUi-target');
+    if (!readout || !track || !readout.getBoundingClientRect().width) continue;
+    const gap = readout.getBoundingClientRect().left - track.getBoundingClientRect().right;
+    if (gap < 0) problems.push(`a slider's readout "${readout.innerText.trim()}" sits ${Math.round(-gap)} px on its track`);
   }
   for (const canvas of document.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')) {
     const drawn = canvas.width / (window.devicePixelRatio || 1);
