@@ -80,3 +80,12 @@ def test_the_launcher_says_it_in_one_line_before_anything_starts(tmp_path):
     clean = subprocess.run([sys.executable, "-m", "echomq_viz", "clean", "--help"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=60)
     assert clean.returncode == 0 and clean.stderr == ""  # starts nothing: no check
+
+
+def test_every_declared_dependency_has_a_floor():
+    """A floor is what .ci/run's lowest-versions environment installs and tests."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = declared["dependencies"] + [line for extra in declared["optional-dependencies"].values() for line in extra]
+    unbounded = [line for line in lines if not Requirement(line).name.startswith("echomq")
+                 and not {spec.operator for spec in Requirement(line).specifier} & {">=", "==", "~="}]
+    assert unbounded == []
