@@ -72,6 +72,10 @@ def refresh(path: Path, *, timeout: int = 600) -> None:
     partial = path.with_name(f".{path.name}.part")
     nbformat.write(quiet, partial)
     partial.replace(path)
+    from .readme_picture import HERO_NOTEBOOK, write_hero
+
+    if path == HERO_NOTEBOOK:  # the README's picture is this notebook's hero still, kept current
+        write_hero(path)
 
 
 def main(argv: Sequence[str] | None = None, *, log: Callable[[str], None] = print) -> int:

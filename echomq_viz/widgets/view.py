@@ -27,7 +27,7 @@ SLIDER_STYLE = {"description_width": "90px"}
 WIDE = w.Layout(width="620px")
 # pre-wrap: a line longer than the output wraps, never runs out of sight
 _PRE = "font-size:12px; font-family:var(--jp-code-font-family, monospace); white-space:pre-wrap"
-_CAPTION = "font-size:12px; color:#333; margin:2px 0 6px 0; max-width:820px"
+_CAPTION = "font-size:12px; color:#333; margin:2px 0 6px 0; max-width:820px; line-height:1.45"
 SHOWN = "echomq_viz"  # the output metadata recording what a view showed when its cell displayed it
 
 
