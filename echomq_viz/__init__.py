@@ -7,6 +7,7 @@ so ``import echomq_viz`` alone stays light (no Redis client, no matplotlib).
 Modules, from the pure core outward:
 
 - :mod:`echomq_viz.checks`        argument checks, one wording for the whole package
+- :mod:`echomq_viz.visual`        the one visual system of every figure: type sizes, text on fills, notation (pure)
 - :mod:`echomq_viz.score`         the composite score maths (pure, no I/O)
 - :mod:`echomq_viz.doubles`       the IEEE double a score is stored as: its bits, spacing, rounding (pure)
 - :mod:`echomq_viz.keys`          every Redis key of a queue, built in one place
@@ -17,8 +18,10 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz._process`      (private) the processes and temp folders the package starts
 - :mod:`echomq_viz._supervisor`   (private) keeps a private redis-server alive as long as its parent
 - :mod:`echomq_viz.redaction`     every password in a message shown as ``***`` (pure)
+- :mod:`echomq_viz.redis_errors`  what a Redis error means for a kernel, in one line
 - :mod:`echomq_viz.server`        a real Redis: ``REDIS_URL`` or a private embedded one
 - :mod:`echomq_viz.owners`        which process owns which demo keys on a shared Redis
+- :mod:`echomq_viz.acl`           a Redis user per student, so nobody's code reaches another's queues
 - :mod:`echomq_viz.live`          demo queues: the experiments the notebooks run
 - :mod:`echomq_viz.paths`         every script that scores a job, run live (notebook 08)
 - :mod:`echomq_viz.designs`       the designs that fail, run live beside the real one (notebook 09)
@@ -29,10 +32,14 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.plots`         figures drawn on a matplotlib ``ax``, updated in place
 - :mod:`echomq_viz.fast_artists`  artists drawn for less on every slider move (the hero's bit strip and arrow)
 - :mod:`echomq_viz.double_plots`  the double's bits and spacing, drawn the same way
+- :mod:`echomq_viz.queue_plots`   a real queue as read, drawn (notebook 06's inspector)
 - :mod:`echomq_viz.widgets`       the notebooks' interactive views (a package)
 - :mod:`echomq_viz.peers`         the queue libraries people run, beside the packed score (a package, notebook 10)
 - :mod:`echomq_viz.export`        the notebooks as offline HTML pages
 - :mod:`echomq_viz.exposure`      who may reach ``lab`` and ``app``: loopback, or ``--public`` with a token
+- :mod:`echomq_viz.seats`         how many visitors' kernels ``app`` admits at once
+- :mod:`echomq_viz.app_index`     the app's front page: one card per notebook
+- :mod:`echomq_viz.trust`         the notebooks we ship, trusted in this user's signature store
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 - :mod:`echomq_viz.versions`      whether the installed packages are inside the tested ranges (the launcher's check)
 - :mod:`echomq_viz.notebook_copies` the user's own copy of the shipped notebooks, edits kept
@@ -45,6 +52,7 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz._refresh`      (private) maintainers: re-run notebooks, store outputs quietly
 - :mod:`echomq_viz._stills`       (private) each view's stored image made its figure's final state
 - :mod:`echomq_viz._notebook_chrome` (private) maintainers: the Colab cell and the Binder/Colab links
+- :mod:`echomq_viz.readme_picture` maintainers: the README's picture, notebook 01's hero still
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
-from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, _OneLine, check_client, claim, clean_orphans
+from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, OneLineError, check_client, claim, clean_orphans
 from .redis_errors import one_line
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
 from .scripts import BatchError, Job, Scripts, encode_job_data, validate_priority, validate_priority_counter
@@ -65,7 +65,7 @@ def past_the_limit_source(real_source: str) -> str:
     )
 
 
-class QueueDamaged(_OneLine, RuntimeError):
+class QueueDamaged(OneLineError, RuntimeError):
     """A job id in the demo queue whose job hash is gone (evicted or deleted)."""
 
 

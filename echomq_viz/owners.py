@@ -86,20 +86,20 @@ _RENEW = (_LUA / "renewLease-1.lua").read_text(encoding="utf-8")
 _UNLINK_ORPHANED = (_LUA / "unlinkOrphaned-N.lua").read_text(encoding="utf-8")
 
 
-class _OneLine:
+class OneLineError:
     """An error IPython shows as its one line, not a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
 
 
-class LeaseLost(_OneLine, RuntimeError):
+class LeaseLost(OneLineError, RuntimeError):
     """This process's lease is gone (expired, evicted or deleted): its demo
     queues may have been cleaned; nothing was written, and it works on fresh
     queues from now on."""
 
 
-class DemoKeysForbidden(_OneLine, PermissionError):
+class DemoKeysForbidden(OneLineError, PermissionError):
     """The Redis user may not write demo keys; nothing was written."""
 
 

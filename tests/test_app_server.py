@@ -210,10 +210,20 @@ def wait_until(condition, seconds: float) -> bool:
 
 
 @pytest.fixture
-def app(tmp_path):
-    running = RunningApp(tmp_path, "--max-kernels", "2")
-    yield running
-    running.stop()
+def app():
+    # A short folder of its own: the private Redis's unix socket lives under its TMPDIR, and a
+    # socket path must stay under 108 bytes (pytest's tmp_path holds the long test name).
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="emq-cap-", dir="/tmp"))
+    try:
+        running = RunningApp(folder, "--max-kernels", "2")
+        yield running
+        running.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_page_over_the_cap_gets_one_friendly_line_and_starts_no_kernel(app):

@@ -273,7 +273,11 @@ def test_the_designs_view_shows_a_lost_redis_as_one_line():
 
 def test_the_packing_view_checks_each_budget_live(r):
     view = PackingView(Demo("viz-09-pack", client=r))
-    assert view.outcome.order == view.outcome.right_order and view.text().startswith("fits in 53 bits")
+    # it starts unanswered: 8 + 8 + 32 bits are too few for tenant 1999, and the reader finds more
+    assert view.widths == (8, 8, 32) and view.outcome is None and view.status.text == ""
+    assert view.text().startswith("tenant 1,999 needs 11 bits, 8 hold 0..255")
+    outcome = view.set(tenant_bits=11, priority_bits=10)
+    assert outcome.order == outcome.right_order and view.text().startswith("fits in 53 bits")
     view.sliders[0].value = 10  # a reader's drag: tenant 1999 no longer fits
     assert view.status.text == "" and view.outcome is None  # the reader's answer, not a fault
     assert view.text().startswith("tenant 1,999 needs 11 bits, 10 hold 0..1,023")
@@ -319,8 +323,11 @@ def test_packing_view_caption_follows_the_sliders(r):
     from test_widgets import caption_of
 
     view = PackingView(Demo("viz-09-pack", client=r))
-    assert caption_of(view) == ("One score's 64 bits, bit 63 at the left, shared out as tenant 11, priority 10, "
-                                "arrival 32 bits (arrival lowest): 53 in all, within the 53 a double keeps exact.")
+    assert caption_of(view) == ("One score's 64 bits, bit 63 at the left, shared out as tenant 8, priority 8, "
+                                "arrival 32 bits (arrival lowest): 48 in all, within the 53 a double keeps exact.")
+    view.set(tenant_bits=11, priority_bits=10)
+    assert caption_of(view).endswith("tenant 11, priority 10, arrival 32 bits (arrival lowest): 53 in all, "
+                                     "within the 53 a double keeps exact.")
     view.set(priority_bits=12)
     assert caption_of(view).endswith("55 in all, 2 past the 53 a double keeps exact, in red.")
     view.sliders[2].value = 30  # a reader's drag

@@ -245,11 +245,11 @@ class BullMQPyDeployment(Deployment):
         return f"bullmq {need('bullmq').__version__} (PyPI)"
 
     def open_producer(self, socket: str) -> None:
-        from .packed_peers import _Loop
+        from .packed_peers import LoopThread
 
         bullmq = need("bullmq")
         self.url = f"unix://{socket}"
-        self.loop = _Loop()
+        self.loop = LoopThread()
         self.worker = None
 
         async def make():

@@ -43,7 +43,7 @@ class PackedPeer(Peer):
         return key
 
 
-class _Loop:
+class LoopThread:
     """One event loop on a thread of its own: BullMQ's connections live on it."""
 
     def __init__(self) -> None:
@@ -77,7 +77,7 @@ class BullMQPeer(Peer):
         self.configured = "prefix='emq', queue name '{viz-10-bullmq@…}' (the braces make it one hash slot)"
         self.name = f"{{{self.tag}}}"
         options = {"connection": redis_url_of(self.client), "prefix": "emq"}
-        self._loop = _Loop()
+        self._loop = LoopThread()
         self._token = uuid.uuid4().hex
 
         async def open_both():

@@ -91,7 +91,8 @@ class ConsumeView(View):
         self.table = w.HTML()
         self.log = w.HTML()
         self.widget = w.VBox([
-            w.HBox([self.refill_button, self.step_button, self.drain_button]),
+            # the reader's first act leads; a fresh batch, which only undoes it, comes last
+            w.HBox([self.step_button, self.drain_button, self.refill_button]),
             self.fig.canvas, self.caption, self.log, self.table, self.status.widget,
         ])
         for button, action in zip(self._buttons, (self.refill, self.step, self.drain)):
