@@ -336,10 +336,13 @@ def assert_figures_named(page, where: str) -> None:
     named = page.get_by_role("img", name=re.compile(r"^Figure: "))
     wait_until(lambda: named.count() == figures.count(), 10,
                lambda: f"{where}: {named.count()} of {figures.count()} figures are images named by a caption")
+    every = page.locator(".jupyter-matplotlib-canvas-div")  # shown or not yet
     captions = [" ".join(text.split()) for text in page.locator(".echomq-viz-caption").all_inner_texts()]
-    assert len(captions) == figures.count(), f"{where}: {figures.count()} figures, {len(captions)} captions"
-    for caption in captions:  # the accessibility tree's own name, as a screen reader reads it
-        assert page.get_by_role("img", name=caption, exact=True).count() >= 1, \
+    assert len(captions) == every.count(), f"{where}: {every.count()} figures, {len(captions)} captions"
+    shown = [" ".join(text.split()) for text in figures.evaluate_all(
+        "els => els.map(e => (document.getElementById(e.getAttribute('aria-labelledby')) || {}).innerText || '')")]
+    for caption in shown:  # the accessibility tree's own name, as a screen reader reads it
+        assert caption in captions and page.get_by_role("img", name=caption, exact=True).count() >= 1, \
             f"{where}: no figure is named {caption!r}"
 
 
