@@ -16,6 +16,7 @@ of each under build/screenshots/, and one assertion listing every problem:
 from __future__ import annotations
 
 import time
+from importlib.metadata import version
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,6 +24,18 @@ from echomq_viz import visual
 
 SIZES = ((1400, 900), (1024, 768))
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1", "")
+
+
+def _jupyterlab_before(major: int, minor: int) -> bool:
+    return tuple(int(part) for part in version("jupyterlab").split(".")[:2]) < (major, minor)
+
+
+# Errors of JupyterLab's own code, not of our pages, tolerated only at the versions that have them:
+# (message, where its stack must point). Before 4.5, JupyterLab's table of contents can keep a stale
+# heading index while Run All re-renders the markdown cells, then throws in its getIdForHeading
+# (jupyterlab/jupyterlab#17706, fixed by #17720); the lowest-versions CI run met it at 4.0.2.
+UPSTREAM_PAGE_ERRORS = ((("Cannot read properties of undefined (reading 'type')", "/static/lab/jlab_core."),)
+                        if _jupyterlab_before(4, 5) else ())
 
 LAYOUT_JS = """([minScale]) => {
   const problems = [];
@@ -107,6 +120,9 @@ class Watch:
 
     def _page_error(self, error) -> None:
         where = next((line.strip() for line in (error.stack or "").splitlines()[1:2]), "")
+        if any(error.message == message and place in where for message, place in UPSTREAM_PAGE_ERRORS):
+            print(f"tolerated, JupyterLab's own: page error: {error.message} {where}")  # shown with -rA
+            return
         self.errors.append(f"page error: {error.message} {where}".strip())
 
     def problems(self, console: bool = True) -> list[str]:
