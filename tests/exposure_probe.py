@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+from processes import stop_group
 
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
 
@@ -48,17 +48,6 @@ def status(url: str) -> str:
         return f"{exc.code} {exc.headers.get('Location') or ''}".strip()
 
 
-def stop(proc: subprocess.Popen) -> int:
-    """Ctrl-C to the launcher's group, as a terminal sends it; its exit code."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-    try:
-        return proc.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        return proc.wait()
-
-
 def loopback_only(mode: str, notebooks: str, port: int, address: str, env: dict, config: Path) -> dict:
     """Run without --ip, the config files asking for every interface: does
     it serve 127.0.0.1 and not ``address``?"""
@@ -82,7 +71,7 @@ def loopback_only(mode: str, notebooks: str, port: int, address: str, env: dict,
             elsewhere = False
         return {"served": True, "elsewhere": elsewhere}
     finally:
-        stop(proc)
+        stop_group(proc)
 
 
 def main() -> None:
@@ -136,7 +125,7 @@ def main() -> None:
                 for p in psutil.process_iter(["cmdline"])),
         }
     finally:
-        result["public"]["code"] = stop(proc)
+        result["public"]["code"] = stop_group(proc)
     result["public"]["log"] = log.read_text()
     result["pinned"] = loopback_only(mode, notebooks, port, address, env, config)
     for folder in (env["TMPDIR"], config):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ import pytest
 
 from echomq_viz.notebook_copies import COPY_RECORD, USER_FOLDER, shipped_notebooks
 from echomq_viz.server import free_tcp_port
+from processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "echomq-viz-copies"
@@ -131,12 +131,6 @@ def test_lab_on_a_clone_saves_into_the_readers_copy_and_git_stays_clean(clone, t
         assert "a reader's note" not in (clone / "notebooks" / name).read_text()
         assert _git("status", "--porcelain", "--untracked-files=all", cwd=clone) == ""
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc)
         shutil.rmtree(env["TMPDIR"], ignore_errors=True)
     assert f"notebooks in {clone / USER_FOLDER} (your copy: edits stay yours; copied" in log.read_text()

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -26,6 +25,7 @@ import pytest
 from echomq_viz.cli import notebooks_dir
 from echomq_viz.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
 from echomq_viz.server import RedisServer, free_tcp_port
+from processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
@@ -267,13 +267,7 @@ def _serve_and_get(argv: list, cwd: Path, path: str, log: Path) -> str:
                     assert time.monotonic() < deadline, f"{argv} never served:\n{log.read_text()[-3000:]}"
                     time.sleep(0.2)
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+            stop_group(proc)
 
 
 @pytest.mark.slow
