@@ -26,10 +26,11 @@ from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
-from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, first_take, huey_plain_priority,
-                                       huey_storage_slots, multi_key_commands, plans, run_workers, score_lines)
+from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, burst_takes, burst_text, first_take,
+                                       huey_plain_priority, huey_storage_slots, multi_key_commands, plans,
+                                       run_workers, score_lines, slots_of)
 from echomq_viz.peers.worker_apps import record_huey
-from echomq_viz.peers.workers import take_commands
+from echomq_viz.peers.workers import BLOCKING, before_each_record, take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
 
 ORDER = ("packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey")
@@ -66,7 +67,7 @@ def test_key_shape_and_slots():
 
 
 def test_bad_workloads_are_refused():
-    with assert_refused(ValueError, r"per_tier must be in 1\.\.100_000, got 0"):
+    with assert_refused(ValueError, r"per_tier must be in 1\.\.100,000, got 0"):
         workload(per_tier=0)
     with assert_refused(ValueError, "tiers must be distinct"):
         workload(tiers=(1, 1))
@@ -546,8 +547,28 @@ def test_rq_worker_blocks_on_every_queue_at_once(workers):
     assert [text.split()[0] for text, _ in take] == ["BLPOP", "HGETALL"]
     assert take[0][0].split()[1:4] == ["rq:queue:high", "rq:queue:mid", "rq:queue:low"]
     prose, _ = _notebook()
-    assert "one `BLPOP` naming the three queues" in prose and "in burst mode a tier-3 job costs three" in prose
+    assert "sends one `BLPOP` naming the three queues in that order, then `HGETALL` of the job" in prose
     assert "a pop sends one `LPOP` per queue, in order, until one answers, so a tier-3" not in prose
+
+
+@pytest.mark.slow
+def test_rq_burst_worker_sends_one_lpop_per_queue_until_one_answers(workers):
+    """The sentence on `rq worker --burst`, from that worker process (the rq CLI) on its own Redis."""
+    burst, jobs = workers["rq-burst"], workload()
+    assert burst.how.startswith("rq worker --burst ") and list(burst.order) == correct_order(jobs)
+    tier = {job.name: job.tier for job in jobs}
+    takes = burst_takes(burst)
+    assert [name for name, _ in takes] == list(burst.order)
+    queues = ["rq:queue:high", "rq:queue:mid", "rq:queue:low"]
+    for name, take in takes:
+        assert [text for text in take[:-1]] == [f"LPOP {queue}" for queue in queues[:tier[name]]], (name, take)
+        assert take[-1].startswith("HGETALL rq:job:"), (name, take)
+    assert not [text for text, _ in burst.worker if text.split(" ", 1)[0].upper() in BLOCKING]  # never blocks
+    prose, printed = _notebook()
+    assert ("the worker sends instead one `LPOP` per queue, in order, until one answers, so in burst mode a "
+            "tier-3 job costs three round trips") in prose
+    assert "LPOPs sent for each job, by its tier: tier 1: 1, tier 2: 2, tier 3: 3" in printed
+    assert "LPOPs sent for each job, by its tier: tier 1: 1, tier 2: 2, tier 3: 3" in burst_text(burst, jobs)
 
 
 @pytest.mark.slow
@@ -612,6 +633,7 @@ def test_bull_serves_zero_last_and_misorders_after_a_negative(workers):
     take = first_take(workers["bull"].late)  # after an empty queue: BRPOPLPUSH outside Lua, then a script
     assert take[0][0].lower().startswith("brpoplpush") and take[1][0].lower().startswith("evalsha")
     prose, _ = _notebook()
+    assert all(outcome == "ok" for run in (zero, negative) for outcome in accepted(run).values())  # 0, −1, 1.5
     assert "any number" not in prose.replace("by design", "")
     assert "after a −1 job, a 1.5 job went ahead of a 1 job" in prose
     assert "`BRPOPLPUSH` moves it to `active` outside any script" in prose
@@ -709,3 +731,79 @@ def test_a_smaller_number_is_more_urgent_in_celery_bull_and_bullmq_and_larger_in
     prose, _ = _notebook()
     assert "In Bull and BullMQ a smaller number is more urgent too, counted from 1" in prose
     assert "count the other way" not in prose
+
+
+@pytest.mark.slow
+def test_bullmq_takes_priority_0_as_no_priority_and_serves_it_first(workers):
+    """'0 means "no priority"' (Bull and BullMQ), and 'BullMQ [serves a job of priority 0] before them'."""
+    if node_missing() is not None:
+        pytest.fail(node_missing())
+    for name in ("bullmq-py-probe", "bullmq-node-probe"):
+        probe = workers[name]
+        assert accepted(probe)["zero"] == "ok"
+        prioritized = [sent.name for sent in probe.sent if sent.priority not in (None, 0) and probe.ran(sent.name)]
+        assert prioritized and all(before(probe, "zero", other) for other in prioritized), probe.order
+        assert probe.order[:2] == ("zero", "no-priority")  # one wait list, in the order added
+    assert workers["bull-zero"].order[-2:] == ("zero", "no-priority")  # Bull: after every prioritized one
+    prose, _ = _notebook()
+    assert 'counted from 1; 0 means "no priority"' in prose
+    assert "Bull serves a job of priority 0 (no priority) after every prioritized one, BullMQ before them" in prose
+
+
+@pytest.mark.slow
+def test_celery_clamps_silently_and_its_worker_prefetches_with_prefork_by_default(workers):
+    from celery import Celery
+
+    probe = workers["celery-probe"]
+    assert all(outcome == "ok" for outcome in accepted(probe).values())  # 10, 12, 15 and -3 taken, no warning
+    assert Celery("bare").conf.worker_pool == "prefork" and "prefork pool" in workers["celery"].how
+    prose, _ = _notebook()
+    assert "clamps past 0..9 silently" in prose and "With Celery's default prefork pool" in prose
+
+
+@pytest.mark.slow
+def test_bull_and_bullmq_keep_one_slot_with_a_braced_queue_name():
+    """'Bull and BullMQ work there only with a braced prefix, such as a queue named `{jobs}`': with that
+    name, every command, transaction and script each worker and producer sent names keys of one slot."""
+    from echomq_viz.peers.deployments import BullMQPyDeployment, NodeDeployment
+    from echomq_viz.peers.workers import run_all
+
+    if node_missing() is not None:
+        pytest.fail(node_missing())
+    jobs = [("a", 2), ("b", 1), ("c", None)]
+    makers = [lambda: NodeDeployment("bull", queue="{jobs}"), lambda: NodeDeployment("bullmq", queue="{jobs}"),
+              lambda: BullMQPyDeployment(queue="{jobs}")]
+    for run in run_all([(make, jobs, {}) for make in makers], workers=3):
+        assert run.order[:3] in (("b", "a", "c"), ("c", "b", "a")) and run.order[-1] == "late", run.label
+        assert multi_key_commands(run) == [], run.label
+        assert len(set(slots_of(list(run.keys)).values())) == 1 and all("{jobs}" in key for key in run.keys)
+    prose, _ = _notebook()
+    assert "Bull and BullMQ work there only with a braced prefix, such as a queue named `{jobs}`" in prose
+
+
+def test_before_each_record_splits_a_workers_lines_at_each_jobs_record():
+    lines = [("LPOP rq:queue:high", False), ("RPUSH viz10:done j01", False), ("LPOP rq:queue:high", False),
+             ("LPOP rq:queue:mid", False), ("HGETALL rq:job:x", False), ("RPUSH viz10:done j02", False),
+             ("LPOP rq:queue:high", False)]
+    parts = before_each_record(lines)
+    assert [[text.split()[0] for text, _ in part] for part in parts] == [["LPOP"], ["LPOP", "LPOP", "HGETALL"],
+                                                                          ["LPOP"]]
+
+
+@pytest.mark.slow
+def test_both_node_scripts_answer_through_the_one_shared_loop():
+    from echomq_viz.peers.node import RUNNER, SERVE, WORKER, NodeRunner
+
+    for script in (RUNNER, WORKER):
+        text = script.read_text(encoding="utf-8")
+        assert 'require("./node_serve")' in text and "readline" not in text, script.name
+    assert "module.exports = { serve }" in SERVE.read_text(encoding="utf-8")
+    for script in (RUNNER, WORKER):
+        runner = NodeRunner(script=script)
+        try:
+            with assert_refused(RuntimeError, 'unknown op "nope"'):
+                runner.request("nope")
+            assert runner.request("close") is None  # the loop answers on after an error
+        finally:
+            runner.close()
+        assert runner.process.returncode == 0  # stdin closed: the loop closed the queue, then exited

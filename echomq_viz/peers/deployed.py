@@ -15,13 +15,13 @@ from typing import Any, Sequence
 
 from .deployments import BullMQPyDeployment, CeleryDeployment, HueyDeployment, NodeDeployment, RQDeployment
 from .node import node_missing
-from .workers import BLOCKING, WorkerRun, run_all
-from .workload import WorkJob
+from .workers import BLOCKING, WorkerRun, before_each_record, run_all
+from .workload import WorkJob, correct_order
 
 __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE", "BULLMQ_NODE_PROBE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
            "huey_plain_priority", "before", "settings_text", "worker_text", "cluster_text", "multi_key_commands",
-           "huey_storage_slots",
+           "huey_storage_slots", "burst_takes", "burst_text",
            "PREFETCH_LOW", "first_take", "score_lines", "try_on_cluster"]
 
 RQ_LEVELS = ("high", "mid", "low")
@@ -30,9 +30,9 @@ CELERY_PROBE = (("nine", 9), ("no-priority", None), ("zero", 0), ("ten", 10), ("
 BULL_ZERO = (("zero", 0), ("no-priority", None), ("two", 2), ("one", 1))
 BULL_NEGATIVE = (("one", 1), ("minus-one", -1), ("one-and-a-half", 1.5))
 BULLMQ_NODE_PROBE = (("two", 2), ("2²¹", 2**21), ("2²¹ − 1", 2**21 - 1), ("minus-one", -1), ("one", 1),
-                     ("no-priority", None))
+                     ("zero", 0), ("no-priority", None))
 BULLMQ_PY_PROBE = (("two", 2), ("2²¹", 2**21), ("2³¹", 2**31), ("one-and-a-half", 1.5), ("minus-one", -1),
-                   ("one", 1), ("no-priority", None))
+                   ("one", 1), ("zero", 0), ("no-priority", None))
 MAX_PRIORITY_PROBE = (("nine", 9), ("five", 5), ("four", 4), ("zero", 0))
 PROBE = {"late": None, "patience": 5.0}  # a job the worker never takes is a finding, not a hang
 BULLMQ_PY_FIFO = tuple((f"a{i:02d}", 2**31) for i in range(1, 13))
@@ -53,6 +53,9 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
          list(CELERY_PROBE), PROBE),
         ("bullmq-py-probe", lambda: BullMQPyDeployment(), list(BULLMQ_PY_PROBE), PROBE),
         ("bullmq-py-fifo", lambda: BullMQPyDeployment(), list(BULLMQ_PY_FIFO), PROBE),
+        # runs what is queued, then exits: no late job
+        ("rq-burst", lambda: RQDeployment(burst=True), [(job.name, RQ_LEVELS[job.tier - 1]) for job in jobs],
+         {"late": None}),
     ]
     probes.append(("celery-max-priority",
                    lambda: CeleryDeployment(steps=True, max_priority=3,
@@ -164,6 +167,40 @@ def huey_plain_priority() -> str:
 
 def _noop() -> None:
     return None
+
+
+_POPS = {"LPOP", "RPOP", "ZPOPMIN", "LMOVE", "RPOPLPUSH"} | BLOCKING
+
+
+def burst_takes(run: WorkerRun) -> list[tuple[str, tuple[str, ...]]]:
+    """For each job the worker ran, in order: its name, and the pop commands the worker sent
+    since the job before it finished (each a MONITOR line), then the command after the last pop
+    (RQ's ``HGETALL`` of the job it got). Pure."""
+    takes = []
+    for name, part in zip(run.order, before_each_record(run.worker)):
+        texts = [text for text, lua in part if not lua]
+        pops = [i for i, text in enumerate(texts) if text.split(" ", 1)[0].upper() in _POPS]
+        takes.append((name, tuple(texts[pops[0]:pops[-1] + 2]) if pops else ()))
+    return takes
+
+
+def burst_text(run: WorkerRun, jobs: Sequence[WorkJob]) -> str:
+    """RQ's burst worker: how many ``LPOP`` it sent before each job, by the job's tier, and how
+    it took the first job of the least urgent tier, as MONITOR saw it. Pure."""
+    tier = {job.name: job.tier for job in jobs}
+    counts: dict[int, set[int]] = {}
+    for name, take in burst_takes(run):
+        counts.setdefault(tier[name], set()).add(sum(text.split(" ", 1)[0].upper() == "LPOP" for text in take))
+    verdict = "the right order" if list(run.order) == correct_order(jobs) else "NOT the right order"
+    lines = [f"{run.label} · {run.version} · {run.how}",
+             f"  ran   {' '.join(run.order)}  ({verdict})",
+             "  LPOPs sent for each job, by its tier: " + ", ".join(
+                 f"tier {t}: {' or '.join(map(str, sorted(n)))}" for t, n in sorted(counts.items()))]
+    first = next(((name, take) for name, take in burst_takes(run) if tier[name] == max(tier.values())), None)
+    if first is not None:
+        lines += [f"  how it took {first[0]} (tier {tier[first[0]]}), as MONITOR saw it:",
+                  take_text([(text, False) for text in first[1]])]
+    return "\n".join(lines)
 
 
 def settings_text(run: WorkerRun) -> str:

@@ -124,12 +124,17 @@ class CeleryDeployment(_Process):
 
 
 class RQDeployment(_Process):
-    """``Queue(level).enqueue`` and ``rq worker high mid low`` (blocking, not burst)."""
+    """``Queue(level).enqueue`` and ``rq worker high mid low`` (blocking), or with
+    ``burst=True`` ``rq worker --burst high mid low`` (it runs what is queued, then exits)."""
 
-    key = "rq"
-    label = "RQ, rq worker high mid low"
-    how = "rq worker --url unix://<socket> high mid low"
     LEVELS = ("high", "mid", "low")
+
+    def __init__(self, *, burst: bool = False) -> None:
+        self.burst = burst
+        flag = " --burst" if burst else ""
+        self.key = "rq-burst" if burst else "rq"
+        self.label = f"RQ, rq worker{flag} high mid low"
+        self.how = f"rq worker{flag} --url unix://<socket> high mid low"
 
     def version(self) -> str:
         return f"rq {need('rq').__version__}"
@@ -153,7 +158,8 @@ class RQDeployment(_Process):
 
     def start_worker(self, socket: str) -> None:
         rq_bin = shutil.which("rq", path=os.path.dirname(sys.executable)) or "rq"
-        self._spawn([rq_bin, "worker", "--url", f"unix://{socket}", *self.LEVELS], socket)
+        self._spawn([rq_bin, "worker", *(["--burst"] * self.burst), "--url", f"unix://{socket}", *self.LEVELS],
+                    socket)
 
     def stop(self) -> None:
         try:
@@ -241,6 +247,9 @@ class BullMQPyDeployment(Deployment):
     label = "BullMQ, Worker (PyPI client)"
     how = "Worker(name, processor, {'connection': url, 'concurrency': 1})"
 
+    def __init__(self, queue: str = "jobs") -> None:
+        self.queue_name = queue
+
     def version(self) -> str:
         return f"bullmq {need('bullmq').__version__} (PyPI)"
 
@@ -253,7 +262,7 @@ class BullMQPyDeployment(Deployment):
         self.worker = None
 
         async def make():
-            return bullmq.Queue("jobs", {"connection": self.url})
+            return bullmq.Queue(self.queue_name, {"connection": self.url})
 
         self.queue = self.loop.run(make())
 
@@ -278,7 +287,7 @@ class BullMQPyDeployment(Deployment):
             async def record(job, token):
                 await recorder.rpush("viz10:done", job.name)
 
-            return bullmq.Worker("jobs", record, {"connection": self.url, "concurrency": 1})
+            return bullmq.Worker(self.queue_name, record, {"connection": self.url, "concurrency": 1})
 
         self.worker = self.loop.run(make())
 

@@ -3,7 +3,8 @@
 The packages in ``peers/node/package-lock.json`` (pinned) are installed with
 ``npm ci`` once into the cache folder ``echomq-viz export`` uses
 (``~/.cache/echomq-viz/peers-node/<lock hash>``), one process at a time.
-``node_runner.js`` answers one JSON request per line; it exits when its stdin
+``node_runner.js`` and ``node_worker.js`` answer one JSON request per line
+(the loop both require is ``node_serve.js``); each exits when its stdin
 closes, so it ends with the Python process that started it.
 """
 
@@ -19,11 +20,12 @@ from typing import Any
 
 from ..export import cache_root, one_process_at_a_time, run_npm
 
-__all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER", "WORKER"]
+__all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER", "WORKER", "SERVE"]
 
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "node_runner.js"
 WORKER = HERE / "node_worker.js"  # Bull's and BullMQ's producer and worker
+SERVE = HERE / "node_serve.js"  # the request loop both scripts require
 PACKAGE = HERE / "node"
 
 

@@ -1,8 +1,8 @@
 // Drives npm's `bull` for echomq-viz notebook 10: one JSON request per line on
-// stdin, one JSON reply per line on stdout. It exits when stdin closes, so it
-// never outlives the Python process that started it.
+// stdin, one JSON reply per line on stdout (node_serve.js). It exits when
+// stdin closes, so it never outlives the Python process that started it.
 "use strict";
-const readline = require("readline");
+const { serve } = require("./node_serve");
 const Queue = require("bull");
 
 let queue = null;
@@ -95,22 +95,6 @@ async function handle(request) {
   }
 }
 
-const lines = readline.createInterface({ input: process.stdin });
-let chain = Promise.resolve();
-lines.on("line", (line) => {
-  chain = chain.then(async () => {
-    let reply;
-    try {
-      reply = { ok: true, result: await handle(JSON.parse(line)) };
-    } catch (error) {
-      reply = { ok: false, error: String(error && error.message || error).split("\n")[0] };
-    }
-    process.stdout.write(JSON.stringify(reply === undefined ? null : reply) + "\n");
-  });
-});
-lines.on("close", () => {
-  chain.then(async () => {
-    if (queue) await queue.close().catch(() => {});
-    process.exit(0);
-  });
+serve(handle, async () => {
+  if (queue) await queue.close().catch(() => {});
 });

@@ -1,10 +1,11 @@
 // Bull's and BullMQ's producer and worker for echomq-viz notebook 10, as their
 // users write them: queue.add, and queue.process (Bull) or new Worker (BullMQ).
-// One JSON request per line on stdin, one JSON reply per line on stdout; the
-// process exits when stdin closes. Each worker appends the job's name to the
-// list viz10:done, so the order it ran the jobs in can be read back.
+// One JSON request per line on stdin, one JSON reply per line on stdout
+// (node_serve.js); the process exits when stdin closes. Each worker appends
+// the job's name to the list viz10:done, so the order it ran the jobs in can
+// be read back.
 "use strict";
-const readline = require("readline");
+const { serve } = require("./node_serve");
 
 const DONE = "viz10:done";
 let lib = null, queue = null, worker = null, recorder = null, connection = null;
@@ -78,17 +79,4 @@ async function handle(request) {
   }
 }
 
-const lines = readline.createInterface({ input: process.stdin });
-let chain = Promise.resolve();
-lines.on("line", (line) => {
-  chain = chain.then(async () => {
-    let reply;
-    try {
-      reply = { ok: true, result: await handle(JSON.parse(line)) };
-    } catch (error) {
-      reply = { ok: false, error: String(error && error.message || error).split("\n")[0] };
-    }
-    process.stdout.write(JSON.stringify(reply) + "\n");
-  });
-});
-lines.on("close", () => { chain.then(close).then(() => process.exit(0)); });
+serve(handle, close);

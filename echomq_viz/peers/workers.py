@@ -9,7 +9,8 @@ worker``, ``rq worker high mid low``, ``huey_consumer``, Bull's
 ``queue.process``, BullMQ's ``Worker``) and runs them, each job appending
 its name to ``viz10:done``. Once the queue is empty and the worker waits on
 it, one more job is added, to see how the worker takes a job after an empty
-queue. The specs of each library are in :mod:`.deployments`.
+queue (not for ``rq worker --burst``, which exits once the queue is empty).
+The specs of each library are in :mod:`.deployments`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Callable, Sequence
 from ..server import RedisServer
 
 __all__ = ["Sent", "WorkerRun", "Deployment", "run_deployment", "run_all", "DONE", "command_stats",
-           "take_commands"]
+           "take_commands", "before_each_record"]
 
 DONE = "viz10:done"
 BLOCKING = {"BRPOP", "BLPOP", "BRPOPLPUSH", "BLMOVE", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "BLMPOP", "XREAD",
@@ -84,6 +85,7 @@ class WorkerRun:
     add: tuple = ()  # MONITOR lines of one add (the second), no worker running
     stats: dict = field(default_factory=dict)  # command -> (calls, µs per call), Redis's own timing
     seconds: float = 0.0
+    worker: tuple = ()  # every MONITOR line after the worker started, this process's own checks left out
 
     def ran(self, name: str) -> int:
         """1-based position at which ``name`` ran (0: never)."""
@@ -165,6 +167,20 @@ def take_commands(lines: Sequence[tuple[str, bool]], word: str, add: Sequence[tu
         [line for line in seen[late_at + 1:record] if not line[0].startswith(f"ECHO {word} ")]
     _take_out(window, add)
     return steady, tuple(window)
+
+
+def before_each_record(lines: Sequence[tuple[str, bool]]) -> list[tuple[tuple[str, bool], ...]]:
+    """The worker's lines split at each job's record (``RPUSH viz10:done``): what it sent before
+    the first job's record, between each two, and after the last (one more entry than records). Pure."""
+    parts, current = [], []
+    for line in lines:
+        if _is_record(line[0]):
+            parts.append(tuple(current))
+            current = []
+        else:
+            current.append(line)
+    parts.append(tuple(current))
+    return parts
 
 
 def _take_out(window: list, add: Sequence[tuple[str, bool]]) -> None:
@@ -251,7 +267,7 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
         stats = command_stats(client)
         return WorkerRun(deployment.key, deployment.label, deployment.version(), deployment.how,
                          tuple(deployment.settings), sent, order, steady, late_lines, keys, one_add, stats,
-                         time.perf_counter() - started)
+                         time.perf_counter() - started, tuple(_worker_lines(lines, monitor.word)))
     finally:
         try:
             deployment.stop()
