@@ -6,8 +6,9 @@ so ``import echomq_viz`` alone stays light (no Redis client, no matplotlib).
 
 Modules, from the pure core outward:
 
+- :mod:`echomq_viz.notation`      the one notation for numbers shown: 2²¹ − 1, 2,097,151 (pure)
 - :mod:`echomq_viz.checks`        argument checks, one wording for the whole package
-- :mod:`echomq_viz.visual`        the one visual system of every figure: type sizes, text on fills, notation (pure)
+- :mod:`echomq_viz.visual`        the one visual system of every figure: type sizes, text on fills, notation re-exported (pure)
 - :mod:`echomq_viz.score`         the composite score maths (pure, no I/O)
 - :mod:`echomq_viz.doubles`       the IEEE double a score is stored as: its bits, spacing, rounding (pure)
 - :mod:`echomq_viz.keys`          every Redis key of a queue, built in one place

@@ -8,8 +8,9 @@ given, and nothing has been changed yet. The policy:
   type outside its range raises :class:`ValueError`;
 - integers are ``int`` or any ``numbers.Integral`` (numpy integers too), but
   never ``bool``: ``True`` is not a priority;
-- messages read ``<what> must be <range> (<why>), got <value>``, ranges
-  written as Python would, ``1..2_097_151``.
+- messages read ``<what> must be <range> (<why>), got <value>``, in the
+  package's one notation (:mod:`echomq_viz.notation`): thousands with commas,
+  ``1..2,097,151``, and powers as superscripts, ``(2²¹ − 1)``.
 
 Domain rules (a priority, a key name) live in their modules, built on these.
 Pure: no I/O, no third-party imports.
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import math
 import numbers
+
+from .notation import power, thousands
 
 __all__ = ["check_int", "check_whole", "check_str", "check_text", "check_bool", "describe"]
 
@@ -47,10 +50,10 @@ def _why(why: str) -> str:
 
 
 def _show_int(number: int) -> str:
-    """``number`` with ``_`` separators; from 2**99 on (31 digits) as ``1.234e+100``,
+    """``number`` with thousands commas; from 2**99 on (31 digits) as ``1.234 × 10¹⁰⁰``,
     which keeps the line short (and works past Python's 4300-digit str limit)."""
     if abs(number).bit_length() < 100:
-        return f"{number:_}"
+        return thousands(number)
     exponent = int(math.log10(abs(number)))
     mantissa = abs(number) / 10**exponent  # int / int: correctly rounded, however large
     if mantissa >= 10:
@@ -58,7 +61,7 @@ def _show_int(number: int) -> str:
     text = f"{mantissa:.3f}"
     if text == "10.000":
         text, exponent = "1.000", exponent + 1
-    return f"{'-' if number < 0 else ''}{text}e+{exponent}"
+    return f"{'-' if number < 0 else ''}{text} × {power(10, exponent)}"
 
 
 def _in_range(what: str, number: int, low: int | None, high: int | None, why: str) -> int:
@@ -99,8 +102,8 @@ def check_str(what: str, value: object, *, empty: bool = False, max_length: int 
     if not value and not empty:
         raise ValueError(f"{what} must not be empty")
     if max_length is not None and len(value) > max_length:
-        raise ValueError(f"{what} must be {0 if empty else 1}..{max_length:_} characters{_why(why)}, "
-                         f"got {len(value):_}")
+        raise ValueError(f"{what} must be {0 if empty else 1}..{thousands(max_length)} characters{_why(why)}, "
+                         f"got {thousands(len(value))}")
     return value
 
 

@@ -24,6 +24,7 @@ from .keys import Keys
 from .live import Demo
 from .score import EXACT_LIMIT, TIER_SPAN, split_stored
 from .lua_loader import LUA_DIR, resolve_includes
+from .notation import power, power_minus
 from .scripts import validate_priority
 
 __all__ = [
@@ -36,6 +37,7 @@ DESIGN_DIR = LUA_DIR / "designs"
 EXACT_BITS = 53  # a double keeps every whole number exact up to 2**53
 BUDGET_CEILING = 64  # bits of one double: no budget may ask for more, not even for teaching
 WRAP_DAYS = TIER_SPAN / 86_400_000  # 2**32 ms in days: about 49.7
+_P32 = power(2, 32)  # "2³²", as the scenarios' text writes it
 _POP_LINE = 'local popped = rcall("ZPOPMIN", prioritizedKey)'
 _SCORE_INCLUDE = LUA_DIR / "includes" / "getPriorityScore.lua"
 _LOCK_MS = 60_000
@@ -137,17 +139,17 @@ SCENARIOS = (
                    for n, c in enumerate("ABAB", start=1)),
              "Client B's clock runs 40 ms behind, so its jobs carry earlier times than jobs that "
              "arrived before them, and jump ahead."),
-    Scenario("clock-wrap", _BY_KEY["clock"], "four jobs across a 2^32 ms boundary",
+    Scenario("clock-wrap", _BY_KEY["clock"], f"four jobs across a {_P32} ms boundary",
              tuple(Arrival(f"arrival-{n}", 1, _WRAP - 3 + n) for n in range(1, 5)),
-             f"2^32 ms is {WRAP_DAYS:.1f} days: the low 32 bits of the clock wrap to 0 there, and "
+             f"{_P32} ms is {WRAP_DAYS:.1f} days: the low 32 bits of the clock wrap to 0 there, and "
              "the jobs after the wrap get the smallest scores and jump ahead."),
-    Scenario("nomod", _BY_KEY["nomod"], "a busy queue: pc passes 2^32 between two adds",
+    Scenario("nomod", _BY_KEY["nomod"], f"a busy queue: pc passes {_P32} between two adds",
              (Arrival("old-tier-2", 2, _T0 + 1), Arrival("recent-tier-2", 2, _T0 + 2, pc=TIER_SPAN - 2),
               Arrival("urgent-tier-1", 1, _T0 + 3, pc=TIER_SPAN + 4), Arrival("new-tier-2", 2, _T0 + 4)),
-             "Without % 2^32 the counter 2^32 + 5 carries into the tier bits: the priority-1 job is "
+             f"Without % {_P32} the counter {_P32} + 5 carries into the tier bits: the priority-1 job is "
              "filed as tier 2 and waits behind an older tier-2 job; the real script keeps every job in "
-             "its tier, and pays for the wrap inside one: new-tier-2 (counter 2^32 + 6, kept as 6) "
-             "overtakes recent-tier-2 (counter 2^32 - 1)."),
+             f"its tier, and pays for the wrap inside one: new-tier-2 (counter {_P32} + 6, kept as 6) "
+             f"overtakes recent-tier-2 (counter {power_minus(2, 32, 1)})."),
 )
 
 
@@ -325,7 +327,7 @@ def check_budget(tenant_bits: int, priority_bits: int, arrival_bits: int) -> Bud
     budget = Budget(tenant_bits, priority_bits, arrival_bits)
     if not budget.exact:
         raise ValueError(f"the budget must be at most {EXACT_BITS} bits (a double keeps whole numbers "
-                         f"exact up to 2**53), got {budget}")
+                         f"exact up to {power(2, 53)}), got {budget}")
     return budget
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .checks import check_int
+from .notation import power, thousands
 from .score import COUNTER_MASK, TIER_SPAN, stored_score
 
 __all__ = [
-    "MANTISSA_BITS", "EXPONENT_BIAS", "EXACT_BITS", "double_fields", "double_bits", "exact_bits", "spacing",
+    "MANTISSA_BITS", "EXPONENT_BIAS", "EXACT_BITS", "double_fields", "double_bits", "exact_bits", "spacing", "gap_text",
     "Rounding", "round_score", "half_even_table", "double_text",
 ]
 
@@ -58,6 +59,14 @@ def spacing(value: float) -> float:
     return math.ulp(float(value))
 
 
+def gap_text(gap: float) -> str:
+    """A gap between neighbouring doubles (always a power of two) as printed:
+    ``"4,096"`` from 1 up, ``"2⁻²⁰"`` below 1, never ``9.53674e-07``."""
+    if gap >= 1:
+        return thousands(gap)
+    return power(2, math.frexp(gap)[1] - 1)
+
+
 def double_text(priority: int, counter: int) -> str:
     """The exact score, the stored double's three fields and its spacing, as text."""
     priority = check_int("priority", priority, 0)
@@ -69,12 +78,12 @@ def double_text(priority: int, counter: int) -> str:
     kept, fallen = exact_bits(exact)
     change = int(stored) - exact
     return "\n".join([
-        f"exact score   {exact:,} = {priority:,} × 2^32 + {counter:,}",
+        f"exact score   {exact:,} = {priority:,} × {power(2, 32)} + {counter:,}",
         f"stored double {int(stored):,}" + (" (exact)" if change == 0 else f" ({change:+d})"),
         f"sign {bits[0]} | exponent {bits[1:12]} = {exponent} − {EXPONENT_BIAS} = "
         f"{exponent - EXPONENT_BIAS} | mantissa {bits[12:]}",
         f"exact bits after the lead 1: {kept}" + (f" | fall off: {fallen}" if fallen else ""),
-        f"gap to the next double: {spacing(stored):g}",
+        f"gap to the next double: {gap_text(spacing(stored))}",
     ])
 
 
@@ -118,7 +127,7 @@ def half_even_table(priority: int = 2**21, counters: Iterable[int] = range(1, 8)
     mantissa ends in 0, the even one. Low parts are ``stored - priority * 2**32``."""
     priority = check_int("priority", priority, 1)
     base = priority * TIER_SPAN
-    rows = [f"priority {priority:,}: doubles near {base:,} are {spacing(float(base)):g} apart",
+    rows = [f"priority {priority:,}: doubles near {base:,} are {gap_text(spacing(float(base)))} apart",
             f"{'counter':>7}  {'below':>12}  {'above':>12}  {'stored':>6}  rounds"]
     for counter in counters:
         r = round_score(priority, counter)

@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 
 from .checks import check_int, check_str, check_text, describe
 from .keys import MAX_NAME_LENGTH, Keys, QueueContext
+from .notation import power_minus
 from .owners import DEMO_PREFIX, OWNER_MARK, LeaseLost, OneLineError, check_client, claim, clean_orphans
 from .redis_errors import one_line
 from .score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
@@ -42,7 +43,7 @@ TEACHING_PRIORITY_CEILING = 2**32 - 1
 
 def _check_counter(counter: object, what: str = "counter") -> int:
     """A counter ``INCR pc`` can hand out, mod 2**32."""
-    return check_int(what, counter, 0, COUNTER_MASK, why="2**32 - 1")
+    return check_int(what, counter, 0, COUNTER_MASK, why=power_minus(2, 32, 1))
 
 
 def checked_job(what: str, job: object, max_priority: int = PRIORITY_LIMIT) -> tuple[int, int]:
@@ -198,7 +199,7 @@ class Demo:
         :returns: the job id and the score Redis stored.
         """
         check_text("job name", name)
-        priority = check_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, why="2**32 - 1")
+        priority = check_int("priority", priority, 1, TEACHING_PRIORITY_CEILING, why=power_minus(2, 32, 1))
         if counter is not None:  # checked, like the name and priority, before pc changes
             counter = _check_counter(counter)
         self._hold()

@@ -39,6 +39,7 @@ import sys
 import numpy as np
 
 from .checks import check_int, check_whole
+from .notation import power, power_minus, thousands
 
 __all__ = [
     "TIER_SPAN",
@@ -46,6 +47,8 @@ __all__ = [
     "PRIORITY_LIMIT",
     "EXACT_LIMIT",
     "MAX_SCORE",
+    "PRIORITY_LIMIT_TEXT",
+    "MAX_SCORE_TEXT",
     "MAX_PRIORITY_COUNTER",
     "priority_score",
     "split_score",
@@ -63,6 +66,8 @@ COUNTER_MASK = TIER_SPAN - 1  # the low 32 bits that hold the arrival counter
 EXACT_LIMIT = 2**53  # doubles hold every integer up to here exactly
 PRIORITY_LIMIT = 2**21 - 1  # largest priority whose whole tier is exact
 MAX_SCORE = PRIORITY_LIMIT * TIER_SPAN + COUNTER_MASK  # == 2**53 - 1
+PRIORITY_LIMIT_TEXT = power_minus(2, 21, 1)  # "2²¹ − 1": PRIORITY_LIMIT as refusals write it
+MAX_SCORE_TEXT = power_minus(2, 53, 1)  # "2⁵³ − 1": MAX_SCORE as refusals write it
 # Lua sees INCR pc as a double: up to 2**53 - 1 it is exact, and so is the
 # counter part INCR pc % 2**32. checkPriorityCounter.lua holds the same bound.
 MAX_PRIORITY_COUNTER = EXACT_LIMIT - 2  # the largest pc whose next INCR stays exact
@@ -71,7 +76,7 @@ FINITE_PRIORITY_LIMIT = int(sys.float_info.max) // TIER_SPAN  # past it, priorit
 
 
 def _check_priority(priority: object, limit: int | None = PRIORITY_LIMIT) -> int:
-    return check_int("priority", priority, 0, limit, why="2**21 - 1" if limit == PRIORITY_LIMIT else "")
+    return check_int("priority", priority, 0, limit, why=PRIORITY_LIMIT_TEXT if limit == PRIORITY_LIMIT else "")
 
 
 def _check_counter(counter: object) -> int:
@@ -103,7 +108,7 @@ def split_score(score: int | float) -> tuple[int, int]:
     :raises ValueError: for a negative, fractional, non-finite or out-of-range
         score.
     """
-    s = check_whole("score", score, 0, MAX_SCORE, why="2**53 - 1")
+    s = check_whole("score", score, 0, MAX_SCORE, why=MAX_SCORE_TEXT)
     return s // TIER_SPAN, s % TIER_SPAN
 
 
@@ -134,7 +139,7 @@ def stored_score(priority: int, counter: int) -> float:
     :param counter: an int ``>= 0``, at most what INCR returns.
     """
     p = check_int("priority", _check_priority(priority, limit=None), high=FINITE_PRIORITY_LIMIT,
-                  why="priority * 2**32 must be a finite double")
+                  why=f"priority × {power(2, 32)} must be a finite double")
     c = check_int("counter", _check_counter(counter), high=INCR_LIMIT, why="an INCR value")
     p, c = float(p), float(c)
     span = float(TIER_SPAN)
@@ -180,11 +185,11 @@ def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
     c = _integer_array("counters", counters)
     if p.size and (p.min() < 0 or p.max() > PRIORITY_LIMIT):
         raise ValueError(
-            f"priorities must be in 0..{PRIORITY_LIMIT:_} (2**21 - 1), "
-            f"got {int(p.min()):_}..{int(p.max()):_}"
+            f"priorities must be in 0..{thousands(PRIORITY_LIMIT)} ({PRIORITY_LIMIT_TEXT}), "
+            f"got {thousands(p.min())}..{thousands(p.max())}"
         )
     if c.size and c.min() < 0:
-        raise ValueError(f"counters must be 0 or more (INCR values), got {int(c.min()):_}")
+        raise ValueError(f"counters must be 0 or more (INCR values), got {thousands(c.min())}")
     high = np.left_shift(_as_uint64(p), np.uint64(32))
     low = np.bitwise_and(_as_uint64(c), np.uint64(COUNTER_MASK))
     if isinstance(high, np.ndarray) and high.shape == np.broadcast(high, low).shape:
@@ -211,8 +216,8 @@ def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:
             if broken.any():
                 raise ValueError(f"scores must be whole numbers, got {float(arr[broken].flat[0])!r}")
         if arr.min() < 0 or arr.max() > MAX_SCORE:
-            raise ValueError(f"scores must be in 0..{MAX_SCORE:_} (2**53 - 1), "
-                             f"got {int(arr.min()):_}..{int(arr.max()):_}")
+            raise ValueError(f"scores must be in 0..{thousands(MAX_SCORE)} ({MAX_SCORE_TEXT}), "
+                             f"got {thousands(arr.min())}..{thousands(arr.max())}")
     s = arr.astype(np.uint64)
     return s >> np.uint64(32), s & np.uint64(COUNTER_MASK)
 

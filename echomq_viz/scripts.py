@@ -20,7 +20,8 @@ from redis.exceptions import ResponseError
 from .checks import check_bool, check_int, check_text, describe
 from .keys import Keys, QueueContext, validate_job_id
 from .lua_loader import LuaScript, load_scripts
-from .score import MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, split_score
+from .notation import power_minus
+from .score import MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, PRIORITY_LIMIT_TEXT, split_score
 from .script_stream import ScriptStream
 
 __all__ = [
@@ -87,7 +88,7 @@ def validate_priority(priority: object, lowest: int = 1) -> int:
     """Return ``priority`` as an int after checking it is one in
     ``lowest..PRIORITY_LIMIT``; numpy integers are accepted, bools are not."""
     try:
-        return check_int("priority", priority, lowest, PRIORITY_LIMIT, why="2**21 - 1")
+        return check_int("priority", priority, lowest, PRIORITY_LIMIT, why=PRIORITY_LIMIT_TEXT)
     except ValueError as exc:
         if priority == 0:
             raise ValueError(f"{exc} (0 means no priority: use add_standard_job)") from None
@@ -96,7 +97,7 @@ def validate_priority(priority: object, lowest: int = 1) -> int:
 
 def validate_priority_counter(value: object) -> int:
     """A value ``pc`` may be set to: ``0..MAX_PRIORITY_COUNTER``, so INCR stays exact."""
-    return check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why="2**53 - 2, so INCR pc stays exact")
+    return check_int("counter", value, 0, MAX_PRIORITY_COUNTER, why=f"{power_minus(2, 53, 2)}, so INCR pc stays exact")
 
 
 def _check_timestamp(timestamp: int | None) -> int:

@@ -20,6 +20,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from .notation import power, thousands  # re-exported: the notation lives in the pure core
+
 __all__ = ["DPI", "MIN_TEXT_PX", "MIN_CONTRAST", "SMALL", "TEXT", "TITLE", "MAX_FIGURE_PX",
            "px", "relative_luminance", "contrast_ratio", "text_color_on", "power", "thousands",
            "plain_number", "plain_formatter", "figure_texts", "smallest_text_px"]
@@ -56,20 +58,6 @@ def contrast_ratio(a, b) -> float:
 def text_color_on(fill) -> str:
     """Black or white, whichever has the higher contrast on ``fill``."""
     return "black" if contrast_ratio("black", fill) >= contrast_ratio("white", fill) else "white"
-
-
-_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def power(base: int, exponent: int) -> str:
-    """``power(2, 53)`` is ``"2⁵³"``: the one way figures and printed output write a power."""
-    return f"{base}{str(exponent).translate(_SUPERSCRIPT)}"
-
-
-def thousands(n: int) -> str:
-    """``thousands(4294967295)`` is ``"4,294,967,295"``: commas, never spaces or underscores,
-    so a number never breaks across lines."""
-    return f"{int(n):,}"
 
 
 def plain_number(value: float) -> str:

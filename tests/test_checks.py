@@ -29,8 +29,8 @@ def test_check_int_refuses_non_integers_with_a_type_error(value):
 
 
 @pytest.mark.parametrize("low, high, value, expected", [
-    (1, 2_097_151, 0, "priority must be in 1..2_097_151, got 0"),
-    (1, 2_097_151, 2**21, "priority must be in 1..2_097_151, got 2_097_152"),
+    (1, 2_097_151, 0, "priority must be in 1..2,097,151, got 0"),
+    (1, 2_097_151, 2**21, "priority must be in 1..2,097,151, got 2,097,152"),
     (0, None, -1, "priority must be 0 or more, got -1"),
     (None, 10, 11, "priority must be 10 or less, got 11"),
 ])
@@ -75,8 +75,8 @@ def test_describe_keeps_messages_to_one_short_line():
 
 def test_check_int_gives_the_reason_of_a_range_in_brackets():
     with pytest.raises(ValueError) as caught:
-        check_int("priority", 2**21, 1, 2**21 - 1, why="2**21 - 1")
-    assert str(caught.value) == "priority must be in 1..2_097_151 (2**21 - 1), got 2_097_152"
+        check_int("priority", 2**21, 1, 2**21 - 1, why="2²¹ − 1")
+    assert str(caught.value) == "priority must be in 1..2,097,151 (2²¹ − 1), got 2,097,152"
     assert check_int("priority", np.uint64(5), 1, 9, why="unused when the value is good") == 5
 
 
@@ -119,21 +119,21 @@ def test_check_whole_takes_ints_and_floats_holding_whole_numbers(value, expected
     (math.nan, ValueError, "score must be a whole number, got float nan"),
     (-math.inf, ValueError, "score must be a whole number, got float -inf"),
     (-1.0, ValueError, "score must be 0 or more, got -1"),
-    (2**53, ValueError, "score must be in 0..9_007_199_254_740_991 (2**53 - 1), got 9_007_199_254_740_992"),
+    (2**53, ValueError, "score must be in 0..9,007,199,254,740,991 (2⁵³ − 1), got 9,007,199,254,740,992"),
 ])
 def test_check_whole_refuses_with_one_line(value, error, expected):
     with pytest.raises(error) as caught:
         check_whole("score", value, 0, 2**53 - 1 if value == 2**53 else None,
-                    why="2**53 - 1" if value == 2**53 else "")
+                    why="2⁵³ − 1" if value == 2**53 else "")
     assert str(caught.value) == expected
 
 
 @pytest.mark.parametrize("value, shown", [
-    (2**99 - 1, "633_825_300_114_114_700_748_351_602_687"),
-    (2**99, "6.338e+29"), (10**30, "1.000e+30"), (-(2**200), "-1.607e+60"), (10**4300, "1.000e+4300"),
-    (10**31 - 1, "1.000e+31"),
-], ids=["2**99 - 1", "2**99", "10**30", "-2**200", "10**4300", "10**31 - 1"])
+    (2**99 - 1, "633,825,300,114,114,700,748,351,602,687"),
+    (2**99, "6.338 × 10²⁹"), (10**30, "1.000 × 10³⁰"), (-(2**200), "-1.607 × 10⁶⁰"), (10**4300, "1.000 × 10⁴³⁰⁰"),
+    (10**31 - 1, "1.000 × 10³¹"),
+], ids=["2⁹⁹ − 1", "2**99", "10**30", "-2**200", "10**4300", "10**31 - 1"])
 def test_a_huge_int_is_shown_short(value, shown):
     with pytest.raises(ValueError) as caught:
         check_int("lock_ms", value, 1, 2**31 - 1)
-    assert str(caught.value) == f"lock_ms must be in 1..2_147_483_647, got {shown}"
+    assert str(caught.value) == f"lock_ms must be in 1..2,147,483,647, got {shown}"

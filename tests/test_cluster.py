@@ -363,7 +363,7 @@ def test_slot_ranges_take_numpy_ints_like_every_other_count():
 
 
 @pytest.mark.parametrize("masters, error, message", [
-    (0, ValueError, "masters must be in 1..16_384, got 0"),
+    (0, ValueError, "masters must be in 1..16,384, got 0"),
     (True, TypeError, "masters must be an int, got bool True"),
     (3.0, TypeError, "masters must be an int, got float 3.0"),
 ])
@@ -380,7 +380,7 @@ def test_a_slot_outside_the_map_or_a_zero_node_timeout_is_refused():
     assert local.owner_index(np.int64(16383)) == 1 and local.owner_index(b"{q}") == local.owner_index("{q}")
     with pytest.raises(ValueError) as info:
         local.owner_index(16384)
-    assert str(info.value) == "slot must be in 0..16_383, got 16_384"
+    assert str(info.value) == "slot must be in 0..16,383, got 16,384"
     with pytest.raises(ValueError) as info:
         LocalCluster(2, node_timeout_ms=0)
     assert str(info.value) == "node_timeout_ms must be 1 or more, got 0"

@@ -165,7 +165,7 @@ def test_pack_and_unpack_are_inverse_and_exact_inside_53_bits():
         assert score < 2**EXACT_BITS and budget.unpack(score) == (tenant, priority, arrival)
         assert budget.stored(tenant, priority, arrival) == score
         assert budget.unpack(float(score)) == (tenant, priority, arrival)
-    with pytest.raises(ValueError, match=r"tenant \(11 bits\) must be in 0..2_047, got 2_048"):
+    with pytest.raises(ValueError, match=r"tenant \(11 bits\) must be in 0..2,047, got 2,048"):
         budget.pack(2048, 0, 0)
     wide = Budget(11, 11, 32)
     assert wide.stored(1999, 5, 99) != wide.pack(1999, 5, 99)  # past 2**53: rounded
@@ -186,7 +186,7 @@ def test_past_53_bits_is_refused_before_any_write(r, keyspace):
     before = keyspace()
     with pytest.raises(ValueError, match="at most 53 bits"):
         run_packing(demo, Budget(11, 11, 32))
-    with pytest.raises(ValueError, match=r"tenant \(10 bits\) must be in 0..1_023, got 1_999"):
+    with pytest.raises(ValueError, match=r"tenant \(10 bits\) must be in 0..1,023, got 1,999"):
         run_packing(demo, Budget(10, 11, 32))
     with pytest.raises(ValueError, match="member '95' given twice"):
         run_packing(demo, EXERCISE_ANSWER, [EXERCISE_JOBS[0], EXERCISE_JOBS[0]])

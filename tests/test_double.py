@@ -89,7 +89,7 @@ def test_the_rounding_table_is_what_redis_stores(demo):
 
 
 def test_round_score_refuses_bad_input():
-    with pytest.raises(ValueError, match="counter must be in 0..4_294_967_295, got 4_294_967_296"):
+    with pytest.raises(ValueError, match="counter must be in 0..4,294,967,295, got 4,294,967,296"):
         round_score(2**21, 2**32)
     with pytest.raises(TypeError, match="priority must be an int, got float"):
         half_even_table(2.0**21)

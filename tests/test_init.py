@@ -35,7 +35,7 @@ def test_a_core_name_imports_only_its_module_and_no_io():
             "or m.split('.')[0] in ('redis', 'matplotlib')))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "['echomq_viz.checks', 'echomq_viz.score']"
+    assert run.stdout.strip() == "['echomq_viz.checks', 'echomq_viz.notation', 'echomq_viz.score']"
 
 
 @pytest.mark.parametrize("name", echomq_viz.__all__)

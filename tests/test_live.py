@@ -292,9 +292,9 @@ def test_demo_refuses_what_is_not_a_client():
 
 # -- refusals write nothing ----------------------------------------------------------------
 
-PRIORITY_0 = "priority must be in 1..2_097_151 (2**21 - 1), got 0 (0 means no priority: use add_standard_job)"
-COUNTER_RANGE = "counter must be in 0..4_294_967_295 (2**32 - 1), got "
-PC_RANGE = "counter must be in 0..9_007_199_254_740_990 (2**53 - 2, so INCR pc stays exact), got "
+PRIORITY_0 = "priority must be in 1..2,097,151 (2²¹ − 1), got 0 (0 means no priority: use add_standard_job)"
+COUNTER_RANGE = "counter must be in 0..4,294,967,295 (2³² − 1), got "
+PC_RANGE = "counter must be in 0..9,007,199,254,740,990 (2⁵³ − 2, so INCR pc stays exact), got "
 REFUSALS = {
     "add_at_counter empty name": (lambda d: d.add_at_counter("", 1, 500), ValueError, "job name must not be empty"),
     "add_at_counter name 5": (lambda d: d.add_at_counter(5, 1, 500), TypeError, "job name must be a str, got int 5"),
@@ -306,7 +306,7 @@ REFUSALS = {
                                 "Object of type set is not JSON serializable"),
     "add_at_counter counter -1": (lambda d: d.add_at_counter("j", 1, -1), ValueError, COUNTER_RANGE + "-1"),
     "add_at_counter counter 2**32": (lambda d: d.add_at_counter("j", 1, 2**32), ValueError,
-                                     COUNTER_RANGE + "4_294_967_296"),
+                                     COUNTER_RANGE + "4,294,967,296"),
     "add_at_counter counter True": (lambda d: d.add_at_counter("j", 1, True), TypeError,
                                     "counter must be an int, got bool True"),
     "add_at_counter counter 1.0": (lambda d: d.add_at_counter("j", 1, 1.0), TypeError,
@@ -314,13 +314,13 @@ REFUSALS = {
     "teaching empty name": (lambda d: d.add_past_the_limit_for_teaching("", 2**21, 900), ValueError,
                             "job name must not be empty"),
     "teaching priority 2**32": (lambda d: d.add_past_the_limit_for_teaching("j", 2**32, 900), ValueError,
-                                "priority must be in 1..4_294_967_295 (2**32 - 1), got 4_294_967_296"),
+                                "priority must be in 1..4,294,967,295 (2³² − 1), got 4,294,967,296"),
     "teaching counter -1": (lambda d: d.add_past_the_limit_for_teaching("j", 2**21, -1), ValueError,
                             COUNTER_RANGE + "-1"),
     "compare A priority 0": (lambda d: d.compare((0, 5), (1, 1)), ValueError,
-                             "job A priority must be in 1..2_097_151, got 0"),
+                             "job A priority must be in 1..2,097,151, got 0"),
     "compare B counter 2**32": (lambda d: d.compare((1, 5), (1, 2**32)), ValueError,
-                                "job B counter must be in 0..4_294_967_295 (2**32 - 1), got 4_294_967_296"),
+                                "job B counter must be in 0..4,294,967,295 (2³² − 1), got 4,294,967,296"),
     "compare A not a pair": (lambda d: d.compare(5, (1, 1)), TypeError,
                              "job A must be a (priority, counter) pair, got int 5"),
     "compare B triple": (lambda d: d.compare((1, 1), (1, 2, 3)), TypeError,
@@ -329,8 +329,8 @@ REFUSALS = {
     "add_batch priority 0": (lambda d: d.add_batch([1, 0]), ValueError, PRIORITY_0),
     "set_counter -1": (lambda d: d.set_counter(-1), ValueError, PC_RANGE + "-1"),
     "set_counter True": (lambda d: d.set_counter(True), TypeError, "counter must be an int, got bool True"),
-    "set_counter 2**53 - 1": (lambda d: d.set_counter(2**53 - 1), ValueError, PC_RANGE + "9_007_199_254_740_991"),
-    "set_counter 2**63": (lambda d: d.set_counter(2**63), ValueError, PC_RANGE + "9_223_372_036_854_775_808"),
+    "set_counter 2**53 - 1": (lambda d: d.set_counter(2**53 - 1), ValueError, PC_RANGE + "9,007,199,254,740,991"),
+    "set_counter 2**63": (lambda d: d.set_counter(2**63), ValueError, PC_RANGE + "9,223,372,036,854,775,808"),
 }
 
 
@@ -368,7 +368,7 @@ def test_numpy_integers_are_accepted_wherever_an_int_is(demo):
 @pytest.mark.parametrize("seed, count, tiers, error, message", [
     (True, 3, (1,), TypeError, "seed must be an int, got bool True"),
     (1.5, 3, (1,), TypeError, "seed must be an int, got float 1.5"),
-    (1, -1, (1,), ValueError, "count must be in 0..10_000_000, got -1"),
+    (1, -1, (1,), ValueError, "count must be in 0..10,000,000, got -1"),
     (1, 3, (), ValueError, "tiers must name at least one priority, got none"),
     (1, 3, (0, 1), ValueError, PRIORITY_0),
     (1, "3", (1,), TypeError, "count must be an int, got str '3'"),
@@ -433,7 +433,7 @@ def test_demo_refuses_bad_names_without_a_client(case):
 
 FILLED_QUEUE_REFUSALS = {
     "add_at_counter numpy float counter": (lambda d: d.add_at_counter("j", 1, np.float64(3.0)), TypeError, "float64"),
-    "add_batch with priority 2**21": (lambda d: d.add_batch([1, 2**21]), ValueError, "2**21 - 1"),
+    "add_batch with priority 2**21": (lambda d: d.add_batch([1, 2**21]), ValueError, "2²¹ − 1"),
 }
 
 

@@ -236,7 +236,7 @@ def test_stored_score_is_one_rounding_of_exact_score(p, c):
 
 
 def _names_range(message: str) -> bool:
-    return "2_097_151" in message or "2097151" in message
+    return "2,097,151" in message or "2097151" in message
 
 
 @pytest.mark.parametrize(
@@ -446,27 +446,27 @@ def test_split_arrays_reject_non_real_dtypes(scores):
 
 EXACT_REFUSALS = {
     "priority 2**21": (lambda: priority_score(2**21, 1), ValueError,
-                       "priority must be in 0..2_097_151 (2**21 - 1), got 2_097_152"),
+                       "priority must be in 0..2,097,151 (2²¹ − 1), got 2,097,152"),
     "priority True": (lambda: priority_score(True, 1), TypeError, "priority must be an int, got bool True"),
     "counter 1.0": (lambda: priority_score(1, 1.0), TypeError, "counter must be an int, got float 1.0"),
-    "tier_bounds -1": (lambda: tier_bounds(-1), ValueError, "priority must be in 0..2_097_151 (2**21 - 1), got -1"),
+    "tier_bounds -1": (lambda: tier_bounds(-1), ValueError, "priority must be in 0..2,097,151 (2²¹ − 1), got -1"),
     # no upper bound here: the range has none, and says so
     "stored_score priority -1": (lambda: stored_score(-1, 0), ValueError, "priority must be 0 or more, got -1"),
     "is_exact counter -5": (lambda: is_exact(1, -5), ValueError, "counter must be 0 or more (an INCR value), got -5"),
     "split_score 1.5": (lambda: split_score(1.5), ValueError, "score must be a whole number, got float 1.5"),
     "split_score 2**53": (lambda: split_score(2**53), ValueError,
-                          "score must be in 0..9_007_199_254_740_991 (2**53 - 1), got 9_007_199_254_740_992"),
+                          "score must be in 0..9,007,199,254,740,991 (2⁵³ − 1), got 9,007,199,254,740,992"),
     "split_score '5'": (lambda: split_score("5"), TypeError, "score must be an int or a float, got str '5'"),
     "split_stored -1.0": (lambda: split_stored(-1.0), ValueError, "score must be 0 or more, got -1"),
     "split_stored inf": (lambda: split_stored(math.inf), ValueError, "score must be a whole number, got float inf"),
     "arrays: priority -1": (lambda: priority_scores_array([-1, 3], [1, 2]), ValueError,
-                            "priorities must be in 0..2_097_151 (2**21 - 1), got -1..3"),
+                            "priorities must be in 0..2,097,151 (2²¹ − 1), got -1..3"),
     "arrays: counter -1": (lambda: priority_scores_array([1, 3], [-1, 2]), ValueError,
                            "counters must be 0 or more (INCR values), got -1"),
     "arrays: float priorities": (lambda: priority_scores_array([1.0], [1]), TypeError,
                                  "priorities must be an integer array, got dtype float64"),
     "arrays: score 2**53": (lambda: split_scores_array(np.array([1, 2**53])), ValueError,
-                            "scores must be in 0..9_007_199_254_740_991 (2**53 - 1), got 1..9_007_199_254_740_992"),
+                            "scores must be in 0..9,007,199,254,740,991 (2⁵³ − 1), got 1..9,007,199,254,740,992"),
     "arrays: score 0.5": (lambda: split_scores_array([0.5]), ValueError, "scores must be whole numbers, got 0.5"),
 }
 
@@ -484,8 +484,8 @@ def test_the_largest_priority_counter_keeps_the_next_incr_exact():
 
 
 @pytest.mark.parametrize("priority, counter, error, words", [
-    (10**400, 1, ValueError, "priority * 2**32 must be a finite double"),
-    (1, 2**64, ValueError, "counter must be 9_223_372_036_854_775_807 or less (an INCR value)"),
+    (10**400, 1, ValueError, "priority × 2³² must be a finite double"),
+    (1, 2**64, ValueError, "counter must be 9,223,372,036,854,775,807 or less (an INCR value)"),
 ])
 def test_stored_score_refuses_what_no_double_or_incr_can_hold(priority, counter, error, words):
     with pytest.raises(error) as caught:

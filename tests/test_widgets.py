@@ -102,7 +102,7 @@ def test_one_priority_step_jumps_by_one_tier_span():
 @pytest.mark.parametrize("moves, error, fragment", [
     ({"priority": 99}, ValueError, "priority must be in 1..6, got 99"),
     ({"priority": 0}, ValueError, "priority must be in 1..6"),
-    ({"counter": 2**32}, ValueError, "counter must be in 0..4_294_967_295"),
+    ({"counter": 2**32}, ValueError, "counter must be in 0..4,294,967,295"),
     ({"priority": 2, "counter": -1}, ValueError, "counter"),  # the good priority is not applied either
     ({"priority": True}, TypeError, "bool"),
     ({"counter": 5.0}, TypeError, "float"),
@@ -585,7 +585,7 @@ def filled_demo(r) -> Demo:
 
 VIEW_ON_A_DEMO_REFUSALS = {
     "BandsView tiers 0": (lambda d: BandsView(d, tiers=0, jobs=20), ValueError, "tiers"),
-    "ConsumeView batch with priority 0": (lambda d: ConsumeView(d, priorities=[1, 0]), ValueError, "1..2_097_151"),
+    "ConsumeView batch with priority 0": (lambda d: ConsumeView(d, priorities=[1, 0]), ValueError, "1..2,097,151"),
 }
 
 

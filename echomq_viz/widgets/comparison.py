@@ -9,6 +9,7 @@ import ipywidgets as w
 from .. import plots
 from ..checks import check_int, describe
 from ..live import Comparison, Demo
+from ..notation import thousands
 from ..score import COUNTER_MASK, TIER_SPAN, priority_score
 from .answer import Answer
 from .canvas import figure
@@ -135,8 +136,8 @@ def verdict_text(a: tuple[int, int], b: tuple[int, int]) -> str:
     """Both composite scores of jobs ``a`` and ``b``, which is smaller, and why."""
     (pa, ca), (pb, cb) = a, b
     sa, sb = priority_score(pa, ca), priority_score(pb, cb)
-    lines = [f"A: {pa} × 0x100000000 + {ca % TIER_SPAN:>13,} = {sa:>16,}",
-             f"B: {pb} × 0x100000000 + {cb % TIER_SPAN:>13,} = {sb:>16,}"]
+    lines = [f"A: {thousands(pa)} × 0x100000000 + {thousands(ca % TIER_SPAN):>13} = {thousands(sa):>16}",
+             f"B: {thousands(pb)} × 0x100000000 + {thousands(cb % TIER_SPAN):>13} = {thousands(sb):>16}"]
     if sa == sb:
         lines.append("Equal scores: ZPOPMIN then orders by member, not by arrival.")
         return "\n".join(lines)

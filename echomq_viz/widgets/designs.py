@@ -19,6 +19,7 @@ from ..checks import check_str
 from ..designs import (BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget,
                        DesignRunner, Outcome, PackOutcome, run_packing)
 from ..live import Demo
+from ..notation import power
 from .answer import Answer
 from .canvas import figure
 from .lua_source import LuaCode
@@ -29,7 +30,7 @@ __all__ = ["DesignsView", "PackingView", "SWITCH_LABELS", "EXERCISE_START", "run
 
 SWITCH_LABELS = {
     "fifo": "counter in the high bits", "popmax": "ZPOPMAX", "clock-tie": "ms clock: same ms",
-    "clock-skew": "ms clock: skewed", "clock-wrap": "ms clock: 49.7 days", "nomod": "no % 2^32",
+    "clock-skew": "ms clock: skewed", "clock-wrap": "ms clock: 49.7 days", "nomod": f"no % {power(2, 32)}",
 }
 _SCENARIOS = {scenario.key: scenario for scenario in SCENARIOS}
 _FIELDS = ("tenant", "priority", "arrival")

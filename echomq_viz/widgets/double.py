@@ -15,6 +15,7 @@ from .. import double_plots
 from ..checks import check_int
 from ..doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, spacing
 from ..live import Demo
+from ..notation import thousands
 from ..score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, stored_score
 from .canvas import figure
 from .frontier import FRONTIER_PRIORITIES, FrontierView
@@ -28,7 +29,8 @@ def _frontier_priority(priority: object) -> int:
     priority = check_int("priority", priority, 1)
     allowed = [value for _, value in FRONTIER_PRIORITIES]
     if priority not in allowed:
-        raise ValueError(f"priority must be one of {', '.join(f'{v:_}' for v in allowed)}, got {priority:_}")
+        raise ValueError(f"priority must be one of {', '.join(thousands(v) for v in allowed)}, "
+                         f"got {thousands(priority)}")
     return priority
 
 

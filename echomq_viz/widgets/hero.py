@@ -10,7 +10,8 @@ from matplotlib.figure import Figure
 from .. import plots
 from ..checks import check_int
 from ..live import Demo
-from ..score import COUNTER_MASK, TIER_SPAN, priority_score
+from ..notation import thousands
+from ..score import COUNTER_MASK, PRIORITY_LIMIT, PRIORITY_LIMIT_TEXT, TIER_SPAN, priority_score
 from .canvas import Blitter, figure
 from .view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
 
@@ -48,11 +49,11 @@ def _score_html(priority: int, counter: int) -> str:
 
 def score_text(priority: int, counter: int) -> str:
     """The hero's readout as text: the score in decimal, hex and 64 bits."""
-    priority = check_int("priority", priority, 1, 2**21 - 1)
+    priority = check_int("priority", priority, 1, PRIORITY_LIMIT, why=PRIORITY_LIMIT_TEXT)
     counter = check_int("counter", counter, 0, COUNTER_MASK)
     score = priority_score(priority, counter)
     bits = format(score, "064b")
-    return (f"score = {priority} × 0x100000000 + {counter % TIER_SPAN:,}\n"
+    return (f"score = {thousands(priority)} × 0x100000000 + {thousands(counter % TIER_SPAN)}\n"
             f"      = {score:,}\n"
             f"      = {plots.format_hex(score)}\n"
             f"      = {bits[:32]} {bits[32:]}")
@@ -169,6 +170,6 @@ def add_and_compare(demo: Demo, priority: int, counter: int) -> str:
     add a job at exactly this counter through ``addPrioritizedJob-9`` and
     compare the score Redis stored with Python's. Returns the view's line."""
     demo = require_demo(demo)
-    priority = check_int("priority", priority, 1, 2**21 - 1)
+    priority = check_int("priority", priority, 1, PRIORITY_LIMIT, why=PRIORITY_LIMIT_TEXT)
     counter = check_int("counter", counter, 0, COUNTER_MASK)
     return _add(demo, priority, counter)[2]
