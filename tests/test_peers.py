@@ -637,6 +637,10 @@ def test_bull_serves_zero_last_and_misorders_after_a_negative(workers):
     assert "any number" not in prose.replace("by design", "")
     assert "after a −1 job, a 1.5 job went ahead of a 1 job" in prose
     assert "`BRPOPLPUSH` moves it to `active` outside any script" in prose
+    # the lock is set by the second step's script: between the two, the job sits in active unlocked
+    assert not [text for text, lua in take[:1] if "lock" in text.lower()]
+    assert any(lua and text.upper().startswith("SET ") and text.split()[1].endswith(":lock") for text, lua in take)
+    assert "then a separate `EVALSHA` locks it; in between the job sits in `active` with no lock" in prose
 
 
 def test_versions_table_lists_each_library_once():
@@ -807,3 +811,39 @@ def test_both_node_scripts_answer_through_the_one_shared_loop():
         finally:
             runner.close()
         assert runner.process.returncode == 0  # stdin closed: the loop closed the queue, then exited
+
+
+@pytest.mark.slow
+def test_a_huey_task_popped_by_a_consumer_that_dies_is_lost():
+    """'keeps no copy of it: there is no ack, so a task popped by a consumer that dies is lost',
+    with huey_consumer itself: killed (SIGKILL) while it runs a task, then started again."""
+    import os
+    import signal
+
+    from conftest import wait_until
+    from echomq_viz.peers.deployments import HueyDeployment
+    from echomq_viz.peers.worker_apps import DONE, STARTED, hold_huey
+
+    server = server_mod.RedisServer().start()
+    deployment = HueyDeployment()
+    try:
+        client = server.client()
+        deployment.open_producer(server.socket_path)
+        deployment.huey.task(name="hold")(hold_huey)("held", 30)
+        storage = deployment.huey.storage
+        assert client.zcard(storage.queue_key) == 1
+        deployment.start_worker(server.socket_path)
+        assert wait_until(lambda: client.lrange(STARTED, 0, -1) == ["held"], 20), "the consumer never ran it"
+        assert client.zcard(storage.queue_key) == 0  # popped: no copy anywhere in Redis
+        assert set(client.scan_iter(count=1000)) <= {STARTED}
+        os.killpg(deployment.process.pid, signal.SIGKILL)
+        deployment.process.wait(10)
+        deployment.start_worker(server.socket_path)  # a fresh consumer finds nothing to run
+        time.sleep(3)
+        assert deployment.process.poll() is None
+        assert client.lrange(STARTED, 0, -1) == ["held"] and client.llen(DONE) == 0
+    finally:
+        deployment.stop()
+        server.stop()
+    prose, _ = _notebook()
+    assert "keeps no copy of it: there is no ack, so a task popped by a consumer that dies is lost" in prose

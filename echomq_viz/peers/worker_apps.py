@@ -12,9 +12,10 @@ import os
 
 from huey import PriorityRedisHuey
 
-__all__ = ["record", "huey", "huey_record", "record_huey", "DONE"]
+__all__ = ["record", "huey", "huey_record", "record_huey", "hold_huey", "huey_hold", "DONE", "STARTED"]
 
 DONE = "viz10:done"
+STARTED = "viz10:started"
 SOCKET = os.environ.get("ECHOMQ_VIZ_PEER_SOCKET") or "/nonexistent/redis.sock"
 
 
@@ -34,3 +35,15 @@ def record_huey(name: str) -> None:
 
 
 huey_record = huey.task(name="record")(record_huey)
+
+
+def hold_huey(name: str, seconds: float) -> None:
+    """A task that says it started, holds its consumer ``seconds``, then records its name."""
+    import time
+
+    huey.storage.conn.rpush(STARTED, name)
+    time.sleep(seconds)
+    huey.storage.conn.rpush(DONE, name)
+
+
+huey_hold = huey.task(name="hold")(hold_huey)
