@@ -53,9 +53,6 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
          list(CELERY_PROBE), PROBE),
         ("bullmq-py-probe", lambda: BullMQPyDeployment(), list(BULLMQ_PY_PROBE), PROBE),
         ("bullmq-py-fifo", lambda: BullMQPyDeployment(), list(BULLMQ_PY_FIFO), PROBE),
-        # runs what is queued, then exits: no late job
-        ("rq-burst", lambda: RQDeployment(burst=True), [(job.name, RQ_LEVELS[job.tier - 1]) for job in jobs],
-         {"late": None}),
     ]
     probes.append(("celery-max-priority",
                    lambda: CeleryDeployment(steps=True, max_priority=3,
@@ -72,7 +69,11 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
         probes += [("bull-zero", lambda: NodeDeployment("bull"), list(BULL_ZERO), PROBE),
                    ("bull-negative", lambda: NodeDeployment("bull"), list(BULL_NEGATIVE), PROBE),
                    ("bullmq-node-probe", lambda: NodeDeployment("bullmq"), list(BULLMQ_NODE_PROBE), PROBE)]
-    return main + probes
+    # rq worker --burst runs what is queued, then exits (no late job); the longest run (RQ forks a
+    # process per job), so it starts first
+    burst = [("rq-burst", lambda: RQDeployment(burst=True), [(job.name, RQ_LEVELS[job.tier - 1]) for job in jobs],
+              {"late": None})]
+    return burst + main + probes
 
 
 PREFETCH_LOW = tuple((f"low{i}", 9) for i in range(1, 9))
