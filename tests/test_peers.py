@@ -359,6 +359,9 @@ def test_growth_measures_every_size_in_batches_with_redis_own_time():
 def test_the_stored_run_has_five_batches_a_size_and_redis_own_time():
     stored = load_growth()
     assert stored["batches"] >= 5 and stored["sizes"] == [100, 1_000, 10_000, 100_000]
+    prose, _ = _notebook()  # as the figure's paragraph says
+    assert stored["batches"] == 5 and "five times over, 30 adds of the most urgent tier" in prose
+    assert stored["per_size"] == 30 and "(100 to 100,000)" in prose
     assert stored["server_timing"]
     for which in ("add", "add_least", "pop", "server_add", "server_add_least", "server_pop"):
         lines = series(stored, which)
@@ -761,8 +764,15 @@ def test_celery_clamps_silently_and_its_worker_prefetches_with_prefork_by_defaul
     probe = workers["celery-probe"]
     assert all(outcome == "ok" for outcome in accepted(probe).values())  # 10, 12, 15 and -3 taken, no warning
     assert Celery("bare").conf.worker_pool == "prefork" and "prefork pool" in workers["celery"].how
+    # the second add, the one MONITOR saw alone, is the task sent with no priority: kombu files it
+    # at 0 (step 0's list, priority 0 in its properties), and the worker ran it first
+    assert probe.sent[1].name == "no-priority" and probe.sent[1].priority is None
+    (text, _), = probe.add
+    assert text.startswith("LPUSH jobs ") and '"priority": 0,' in text
+    assert probe.order[0] == "no-priority"
     prose, _ = _notebook()
     assert "clamps past 0..9 silently" in prose and "With Celery's default prefork pool" in prose
+    assert "puts a task without a priority at 0 (ahead of every prioritized one)" in prose
 
 
 @pytest.mark.slow
