@@ -857,3 +857,22 @@ def test_a_huey_task_popped_by_a_consumer_that_dies_is_lost():
         server.stop()
     prose, _ = _notebook()
     assert "keeps no copy of it: there is no ack, so a task popped by a consumer that dies is lost" in prose
+
+
+@pytest.mark.slow
+def test_bullmq_workers_add_with_one_zadd_and_take_with_zpopmin_in_scripts(workers):
+    """'BullMQ 4 dropped the list insert for the prioritized sorted set, one `ZADD` [...] and `ZPOPMIN`
+    in the consume script', from BullMQ's own producer and Worker (npm and PyPI)."""
+    if node_missing() is not None:
+        pytest.fail(node_missing())
+    for key in ("bullmq-node", "bullmq-py"):
+        run = workers[key]
+        assert [text.split()[0].upper() for text, lua in run.add if not lua] == ["EVALSHA"], key  # one script
+        inner = [text.split()[:2] for text, lua in run.add if lua]
+        assert inner.count(["ZADD", "bull:jobs:prioritized"]) == 1 and not [w for w in inner if w[0] == "LINSERT"]
+        take = first_take(run.late)
+        assert [text.split()[0].upper() for text, lua in take if not lua] == ["BZPOPMIN", "EVALSHA"], key
+        assert any(lua and text.split()[:2] == ["ZPOPMIN", "bull:jobs:prioritized"] for text, lua in take), key
+    prose, _ = _notebook()
+    assert "BullMQ 4 dropped the list insert for the prioritized sorted set, one `ZADD`" in prose
+    assert "and `ZPOPMIN` in the consume script" in prose
