@@ -320,18 +320,27 @@ def cmd_redis(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_clean(args: argparse.Namespace) -> int:
+def _on_named_redis(command: str, args: argparse.Namespace, which: str, action: Callable[[str], object]):
+    """``(url, action(url))`` on the Redis ``--url`` or ``REDIS_URL`` names; without one, or when
+    ``action`` fails (a bad name, a user without the right), one line on stderr and None."""
     url = args.url or os.environ.get(ENV_URL)
     if not url:
-        print("echomq-viz clean: which Redis? set REDIS_URL or give --url URL", file=sys.stderr)
-        return 2
+        print(f"echomq-viz {command}: which Redis? set REDIS_URL{which} or give --url URL", file=sys.stderr)
+        return None
     try:
-        removed = _clean_orphans(url)
+        return url, action(url)
     except RedisUnavailable:
         raise
-    except Exception as exc:  # e.g. a user without write permission: one line, nothing half done
-        print(f"echomq-viz clean: {_one_line(exc, url)}", file=sys.stderr)
+    except Exception as exc:  # one line, nothing half done
+        print(f"echomq-viz {command}: {_one_line(exc, url)}", file=sys.stderr)
+        return None
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    done = _on_named_redis("clean", args, "", _clean_orphans)
+    if done is None:
         return 2
+    url, removed = done
     print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
     return 0
 
@@ -340,18 +349,10 @@ def cmd_acl(args: argparse.Namespace) -> int:
     """``acl add NAME --out FILE``: a Redis user of the student's own, its URL into FILE, never shown."""
     from .acl import write_student_url
 
-    url = args.url or os.environ.get(ENV_URL)
-    if not url:
-        print("echomq-viz acl: which Redis? set REDIS_URL (an operator's URL) or give --url URL", file=sys.stderr)
+    done = _on_named_redis("acl", args, " (an operator's URL)", lambda url: write_student_url(url, args.name, args.out))
+    if done is None:
         return 2
-    try:
-        out = write_student_url(url, args.name, args.out)
-    except RedisUnavailable:
-        raise
-    except Exception as exc:  # a bad name or folder, a user without ACL rights: one line, nothing made
-        print(f"echomq-viz acl: {_one_line(exc, url)}", file=sys.stderr)
-        return 2
-    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys; its REDIS_URL is in {out} "
+    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys; its REDIS_URL is in {done[1]} "
           "(only you can read it)")
     return 0
 
