@@ -88,8 +88,12 @@ class Peer:
     tier_means = ""
     default_names = ""  # how the library names the same keys when nothing is configured
     levels = ""  # how many priority levels it keeps apart
+    requires = ""  # the Python package it runs, imported (or one clear line) before anything is made
 
     def __init__(self, client: Any = None) -> None:
+        if self.requires:
+            self.lib = need(self.requires)
+            self.library = f"{self.requires} {self.lib.__version__}"
         self.demo = Demo(f"viz-10-{self.key}", client)
         self.client = self.demo.client
         self.tag = self.demo.queue  # viz-10-<key>@<owner>: the hash tag of every key

@@ -99,16 +99,9 @@ class CeleryDeployment(_Process):
         self.app = celery.Celery("viz10-producer")
         self.app.conf.update(self._conf(socket))
 
-    def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
-        outcomes = []
-        for name, priority in jobs:
-            options = {} if priority is None else {"priority": priority}
-            try:
-                self.app.send_task("record", args=(name, self.seconds), **options)
-                outcomes.append("ok")
-            except Exception as error:  # the library's own refusal, shown as it says it
-                outcomes.append(str(error).splitlines()[0])
-        return outcomes
+    def add_one(self, name: str, priority: Any) -> None:
+        options = {} if priority is None else {"priority": priority}
+        self.app.send_task("record", args=(name, self.seconds), **options)
 
     def start_worker(self, socket: str) -> None:
         self._spawn([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
@@ -146,15 +139,8 @@ class RQDeployment(_Process):
         self.connection = redis.Redis(unix_socket_path=socket)
         self.queues = {level: Queue(level, connection=self.connection) for level in self.LEVELS}
 
-    def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
-        outcomes = []
-        for name, level in jobs:
-            try:
-                self.queues[level or "low"].enqueue("echomq_viz.peers.worker_apps.record", name)
-                outcomes.append("ok")
-            except Exception as error:
-                outcomes.append(str(error).splitlines()[0])
-        return outcomes
+    def add_one(self, name: str, level: Any) -> None:
+        self.queues[level or "low"].enqueue("echomq_viz.peers.worker_apps.record", name)
 
     def start_worker(self, socket: str) -> None:
         rq_bin = shutil.which("rq", path=os.path.dirname(sys.executable)) or "rq"
@@ -185,15 +171,8 @@ class HueyDeployment(_Process):
 
         self.task = self.huey.task(name="record")(record_huey)
 
-    def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
-        outcomes = []
-        for name, priority in jobs:
-            try:
-                self.task(name, priority=priority) if priority is not None else self.task(name)
-                outcomes.append("ok")
-            except Exception as error:
-                outcomes.append(str(error).splitlines()[0])
-        return outcomes
+    def add_one(self, name: str, priority: Any) -> None:
+        self.task(name, priority=priority) if priority is not None else self.task(name)
 
     def start_worker(self, socket: str) -> None:
         consumer = shutil.which("huey_consumer", path=os.path.dirname(sys.executable)) or "huey_consumer"
@@ -266,16 +245,9 @@ class BullMQPyDeployment(Deployment):
 
         self.queue = self.loop.run(make())
 
-    def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
-        outcomes = []
-        for name, priority in jobs:
-            options = {} if priority is None else {"priority": priority}
-            try:
-                self.loop.run(self.queue.add(name, {"name": name}, options))
-                outcomes.append("ok")
-            except Exception as error:
-                outcomes.append(str(error).splitlines()[0] or type(error).__name__)
-        return outcomes
+    def add_one(self, name: str, priority: Any) -> None:
+        options = {} if priority is None else {"priority": priority}
+        self.loop.run(self.queue.add(name, {"name": name}, options))
 
     def start_worker(self, socket: str) -> None:
         bullmq = need("bullmq")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .base import Peer, bytes_client, need
+from .base import Peer, bytes_client
 from .workload import WorkJob
 
 __all__ = ["HueyPeer", "member_clock"]
@@ -34,16 +34,16 @@ class HueyPeer(Peer):
     levels = "any number (the score is -priority)"
     default_names = "huey.redis.<name>, huey.schedule.<name>, huey.results.<name>"
 
+    requires = "huey"
+
     def __init__(self, client: Any = None) -> None:
-        huey = need("huey")
         super().__init__(client)
         pool = bytes_client(self.client).connection_pool  # huey stores pickles
-        self.huey = huey.PriorityRedisHuey("viz", connection_pool=pool, blocking=False)
+        self.huey = self.lib.PriorityRedisHuey("viz", connection_pool=pool, blocking=False)
         storage = self.huey.storage
         for attribute in _STORAGE_KEYS:
             setattr(storage, attribute, f"{self.prefix}{attribute.removesuffix('_key')}")
         storage.notify_prefix = f"{self.prefix}notify."
-        self.library = f"huey {huey.__version__}"
         self.configured = ("storage.queue_key, schedule_key, result_key, counter_key set to "
                            "'emq:{viz-10-huey@…}:<name>' after PriorityRedisHuey('viz') is made")
         self._pool = pool

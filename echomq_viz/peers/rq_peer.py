@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Peer, bytes_client, need
+from .base import Peer, bytes_client
 from .workload import TIERS, WorkJob
 
 __all__ = ["RQPeer", "LEVELS"]
@@ -28,15 +28,16 @@ def record(name: str) -> str:
 class RQPeer(Peer):
     key = "rq"
     label = "RQ, 3 queues"
-    tier_means = "queue: tier 1 -> 'high', 2 -> 'mid', 3 -> 'low'"
+    tier_means = "queue: tier " + ", ".join(f"{tier} -> {level!r}" for tier, level in zip(TIERS, LEVELS))
     default_names = "rq:queue:<name>, rq:job:<id>, rq:queues"
 
+    requires = "rq"
+
     def __init__(self, client: Any = None) -> None:
-        rq = need("rq")
+        super().__init__(client)  # rq is imported there, or one clear line says how to install it
         from rq.job import Job
         from rq.queue import Queue
 
-        super().__init__(client)
         prefix = self.prefix
 
         class DemoJob(Job):
@@ -47,7 +48,6 @@ class RQPeer(Peer):
             redis_queue_namespace_prefix = prefix + "queue:"
             redis_queues_keys = prefix + "queues"
 
-        self.library = f"rq {rq.__version__}"
         self.configured = ("Queue.redis_queue_namespace_prefix, Queue.redis_queues_keys and "
                            "Job.redis_job_namespace_prefix set to 'emq:{viz-10-rq@…}:…' in subclasses")
         self.connection = bytes_client(self.client)  # RQ stores pickles

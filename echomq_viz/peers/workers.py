@@ -58,7 +58,19 @@ class Deployment:
         raise NotImplementedError
 
     def add(self, jobs: Sequence[tuple[str, Any]]) -> list[str]:
-        """Add ``(name, priority)`` pairs in turn; "ok" or the library's error, for each."""
+        """Add ``(name, priority)`` pairs in turn; "ok" or the library's own refusal
+        (its first line, as the library says it), for each."""
+        outcomes = []
+        for name, priority in jobs:
+            try:
+                self.add_one(name, priority)
+                outcomes.append("ok")
+            except Exception as error:
+                outcomes.append(next((line for line in str(error).splitlines() if line.strip()), type(error).__name__))
+        return outcomes
+
+    def add_one(self, name: str, priority: Any) -> None:
+        """Add one job through the library's own producer API."""
         raise NotImplementedError
 
     def start_worker(self, socket: str) -> None:
