@@ -59,7 +59,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import classroom  # noqa: E402  (benchmarks/ on sys.path)
 from report import print_results  # noqa: E402
-from echomq_viz.export import ExportError, _slug, cache_root, one_process_at_a_time, run_npm  # noqa: E402
+from echomq_viz.export import ExportError, _slug  # noqa: E402
+from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm  # noqa: E402
 from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
 
 PROXY = "configurable-http-proxy@4"  # npm: the proxy JupyterHub starts in front of itself and the servers
@@ -92,7 +93,7 @@ def proxy_command(cache_dir: Path | None = None, *, log: Callable[[str], None] =
                 raise ExportError("npm is needed once, to fetch configurable-http-proxy (apt-get install npm)")
             log(f"fetching {PROXY} with npm install into {folder}")
             run_npm(npm, ["install", "--prefix", str(folder), "--no-audit", "--no-fund", "--omit=dev", PROXY],
-                    cwd=folder, what=f"npm install {PROXY}")
+                    cwd=folder, what=f"npm install {PROXY}", error=ExportError)
             if not binary.is_file():
                 raise ExportError(f"npm install {PROXY} failed: it wrote no {binary.name}")
     return [str(binary)]

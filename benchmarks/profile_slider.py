@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from echomq_viz._kernel_channels import private_kernel_config  # noqa: E402
-from echomq_viz._voila import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
+from echomq_viz.app_template import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
 
 SETUP = """
 %matplotlib ipympl

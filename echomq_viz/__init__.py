@@ -40,6 +40,8 @@ Modules, from the pure core outward:
 - :mod:`echomq_viz.exposure`      who may reach ``lab`` and ``app``: loopback, or ``--public`` with a token
 - :mod:`echomq_viz.seats`         how many visitors' kernels ``app`` admits at once
 - :mod:`echomq_viz.app_index`     the app's front page: one card per notebook
+- :mod:`echomq_viz.app_template`  where the app's Voila template lives
+- :mod:`echomq_viz.lab_settings`  JupyterLab's settings as ``lab`` runs it: no news, no update check
 - :mod:`echomq_viz.trust`         the notebooks we ship, trusted in this user's signature store
 - :mod:`echomq_viz.cli`           the ``echomq-viz`` command
 - :mod:`echomq_viz.versions`      whether the installed packages are inside the tested ranges (the launcher's check)

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ._stills import REFERENCE, VIEW, reach_models
-from .export import WIDGET_STATE, execute_with_widgets, redis_for_kernels
+from ._stills import WIDGET_STATE
+from .export import execute_with_widgets, redis_for_kernels
 
 __all__ = ["refresh", "quieten", "main"]
 

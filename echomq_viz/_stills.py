@@ -20,7 +20,7 @@ import json
 import re
 from typing import Iterator
 
-from .export import WIDGET_STATE
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # where a notebook keeps its widgets' state
 
 __all__ = ["VIEW", "REFERENCE", "SHOWN", "reach_models", "view_stills", "store_stills", "stale_stills", "moved_views"]
 

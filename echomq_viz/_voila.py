@@ -23,15 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .app_template import TEMPLATE, TEMPLATE_ROOT
 from .exposure import token_options
 
 __all__: list[str] = []
 
 _OFFSET = 8  # bytes per offset in a v1 frame
-TEMPLATE = "echomq-viz"
-# A Jupyter data folder holding voila/templates/echomq-viz/ and the kernel spec
-# of the app's kernels, kernels/python3/ (see echomq_viz._app_kernel).
-TEMPLATE_ROOT = Path(__file__).resolve().parent / "voila_template"
 
 
 def read_v1_header(frame: bytes) -> dict[str, Any] | None:

@@ -25,13 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from .app_template import TEMPLATE, TEMPLATE_ROOT
+
 __all__ = ["Card", "card", "cards", "install", "write_offline_index", "THUMB_WIDTH"]
 
 THUMB_WIDTH = 600  # px: about twice a card's image width, sharp on a high-density screen
 THUMB_COLOURS = 128  # a figure has few colours: a palette keeps a thumbnail a few tens of kB
 SUMMARY_CHARS = 150  # a summary longer than this is cut at a word, with an ellipsis
 # One line a notebook, by file stem; the README's path of notebooks says the same.
-SUMMARIES = Path(__file__).resolve().parent / "voila_template/voila/templates/echomq-viz/summaries.json"
+SUMMARIES = TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "summaries.json"
 _HEADING = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 _NUMBERED = re.compile(r"^(\d+)\s*[·.:-]\s*(.+)$")  # "01 · One score, two keys"
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")  # bold, code, links (their text stays)
@@ -152,7 +154,6 @@ def write_offline_index(notebooks: Path, names: Iterable[str], out: Path) -> Pat
     (in ``notebooks``), each linking to its offline page ``<stem>.html``."""
     import jinja2
 
-    from ._voila import TEMPLATE, TEMPLATE_ROOT
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE),
                              autoescape=True)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
-import json
 import os
 import signal
 import sys
@@ -42,7 +41,8 @@ from typing import Callable, Sequence
 from ._kernel_channels import ipc_options, runtime_dir, warm_font_cache
 from ._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from . import exposure
-from .notebook_copies import USER_FOLDER, copy_notebooks, lab_notebooks, project_checkout, shipped_notebooks
+from .lab_settings import LAB_QUIET, quiet_lab_config_path
+from .notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
 from .seats import MAX_KERNELS_RANGE, cap_line, default_max_kernels
 from .server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
 from .versions import version_warning
@@ -68,32 +68,10 @@ VOILA_NO_TRACEBACKS = (
 VOILA_EXTENSIONS = tuple(f"--VoilaConfiguration.extension_allowlist={name}" for name in (
     "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager7",
     "@voila-dashboards/widgets-manager8", "jupyter-matplotlib", "jupyterlab_pygments"))  # one option a name
-# No "Would you like to get notified about official Jupyter news?" toast, no
-# news fetched, no update check.
-LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
-LAB_QUIET = (
-    "--LabApp.news_url=None",
-    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-)
 
 
 # The commands that start servers or kernels, each checking first the installed versions against the tested ranges
 STARTS_SERVERS = ("lab", "app", "redis", "export", "singleuser")
-
-
-def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
-    """The notebooks to open: ``chosen``; else a checkout's ``notebooks/``
-    (the current folder's, or the one the package runs from); else the user's
-    copy of the shipped ones in ``./echomq-viz-notebooks`` (see :func:`copy_notebooks`)."""
-    if chosen is not None:
-        path = Path(chosen).expanduser().resolve()
-        if not path.is_dir():
-            raise SystemExit(f"echomq-viz: {chosen} is not a folder")
-        return path
-    for checkout in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        if project_checkout(checkout):
-            return checkout / "notebooks"
-    return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say or _say)
 
 
 def _require(module: str, package: str) -> None:
@@ -207,7 +185,7 @@ def _public(command: str, args: argparse.Namespace, extra: Sequence[str], run_di
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("jupyterlab", "jupyterlab")
-    chosen = notebooks_dir(args.notebooks) if args.notebooks is not None else None
+    chosen = notebooks_dir(args.notebooks, say=_say) if args.notebooks is not None else None
     # echomq_viz._jupyterlab: JupyterLab itself, without a false deprecation warning
     argv = [sys.executable, "-m", "echomq_viz._jupyterlab", *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
     port = exposure.port("lab", args.port, args.public)
@@ -222,17 +200,6 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
         return _serve([*argv, *extra], env,
                       then=lambda: [f"--ServerApp.root_dir={chosen or lab_notebooks(say=_say)}"])
-
-
-def quiet_lab_config_path(run_dir: Path) -> str:
-    """``JUPYTER_CONFIG_PATH`` with ``run_dir`` (a run's own folder) first,
-    where a page config switches JupyterLab's news and update announcements
-    off, leaving the user's own settings alone."""
-    labconfig = run_dir / "labconfig"
-    labconfig.mkdir(exist_ok=True)
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}), encoding="utf-8")
-    return os.pathsep.join([str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))])
 
 
 def app_environment(inspect_any: bool) -> dict[str, str]:
@@ -250,7 +217,7 @@ def kernel_transport(run_dir: Path) -> list[str]:
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("voila", "voila")
     extra = exposure.for_voila(extra)
-    root = notebooks_dir(args.notebooks)
+    root = notebooks_dir(args.notebooks, say=_say)
     # echomq_viz._voila: Voila itself, with a reader that one odd client cannot stall
     argv = [sys.executable, "-m", "echomq_viz._voila", str(root), *exposure.pinned("--Voila.ip", extra),
             *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
@@ -362,7 +329,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     try:
         written = export_notebooks(
-            notebooks_dir(args.notebooks), Path(args.out), names=args.names or None,
+            notebooks_dir(args.notebooks, say=_say), Path(args.out), names=args.names or None,
             cache_dir=Path(args.cache) if args.cache else None, execute=not args.no_execute,
             log=lambda line: print(line, flush=True),
         )

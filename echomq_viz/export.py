@@ -33,23 +33,22 @@ Output layout::
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import fnmatch
 import json
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ._kernel_channels import private_kernel_config
-from ._voila import TEMPLATE, TEMPLATE_ROOT
+from ._stills import WIDGET_STATE
+from .peers.npm import cache_root, one_process_at_a_time, run_npm
+from .app_template import TEMPLATE, TEMPLATE_ROOT
 
-__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "cache_root", "one_process_at_a_time", "run_npm", "fetch_js_assets",
+__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "fetch_js_assets",
            "ipympl_bundle", "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
            "SNAPSHOT_NOTICE_HTML"]
 
@@ -90,7 +89,6 @@ del _echomq_viz_snapshot_figures
 """
 
 SNAPSHOT_NOTICE_HTML = "This page is a snapshot: run <code>echomq-viz lab</code> to move the sliders."
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 # The lab template, plus: ipympl's module path for require.js, and MathJax only
 # when a notebook has maths (it is the one piece still taken from a CDN).
@@ -146,12 +144,6 @@ for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LAB
         encoding="utf-8").strip())
 
 
-def cache_root() -> Path:
-    """``$XDG_CACHE_HOME/echomq-viz`` (``~/.cache/echomq-viz``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "echomq-viz"
-
-
 def _slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
 
@@ -175,17 +167,6 @@ def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None]
     return found
 
 
-@contextlib.contextmanager
-def one_process_at_a_time(folder: Path) -> Iterator[None]:
-    """Two exports at once (two terminals, test workers) share the cache: the
-    second waits for the first, then finds the files there. Notebook 10's
-    Node packages use the same lock (:mod:`echomq_viz.peers.node`)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
-        yield
-
-
 def _cached_or_fetched(asset: JsAsset, folder: Path, log: Callable[[str], None]) -> dict[str, Path]:
     listing = folder / "files.json"
     wanted = [list(pair) for pair in asset.files]
@@ -204,17 +185,6 @@ def _cached_or_fetched(asset: JsAsset, folder: Path, log: Callable[[str], None])
     return targets
 
 
-def run_npm(npm: str, args: Sequence[str], *, cwd: Path, what: str,
-            error: type[Exception] = ExportError) -> str:
-    """``npm <args>`` in ``cwd``, its standard output; a failure raises
-    ``error`` saying ``what`` failed, with npm's last three lines."""
-    result = subprocess.run([npm, *args], cwd=cwd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        tail = " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
-        raise error(f"{what} failed: {tail}")
-    return result.stdout
-
-
 def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:
     npm = shutil.which("npm")
     if npm is None:
@@ -222,7 +192,7 @@ def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:
                           "(install Node.js, e.g. apt-get install npm)")
     log(f"fetching {spec} with npm pack into {folder}")
     out = run_npm(npm, ["pack", spec, "--json", "--ignore-scripts", "--pack-destination", str(folder)],
-                  cwd=folder, what=f"npm pack {spec}")
+                  cwd=folder, what=f"npm pack {spec}", error=ExportError)
     try:
         filename = json.loads(out)[0]["filename"]
     except (ValueError, LookupError, TypeError):

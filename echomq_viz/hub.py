@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ._kernel_channels import ipc_options, runtime_dir
-from ._voila import TEMPLATE, TEMPLATE_ROOT
-from .cli import LAB_QUIET, notebooks_dir, quiet_lab_config_path
-from .notebook_copies import USER_FOLDER, copy_notebooks, shipped_notebooks
+from .app_template import TEMPLATE, TEMPLATE_ROOT
+from .lab_settings import LAB_QUIET, quiet_lab_config_path
+from .notebook_copies import USER_FOLDER, copy_notebooks, notebooks_dir, shipped_notebooks
 
 __all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
 

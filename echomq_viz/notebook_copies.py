@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -135,3 +136,22 @@ def lab_notebooks(*, say: Callable[[str], None]) -> Path:
     """What ``echomq-viz lab`` opens without ``--notebooks``: the reader's copy in
     ``./echomq-viz-notebooks``, of a wheel's notebooks or of a clone's."""
     return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say)
+
+
+def notebooks_dir(chosen: str | os.PathLike | None = None, *, say: Callable[[str], None] | None = None) -> Path:
+    """The notebooks to open: ``chosen``; else a checkout's ``notebooks/``
+    (the current folder's, or the one the package runs from); else the user's
+    copy of the shipped ones in ``./echomq-viz-notebooks`` (see :func:`copy_notebooks`)."""
+    if chosen is not None:
+        path = Path(chosen).expanduser().resolve()
+        if not path.is_dir():
+            raise SystemExit(f"echomq-viz: {chosen} is not a folder")
+        return path
+    for checkout in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        if project_checkout(checkout):
+            return checkout / "notebooks"
+    return copy_notebooks(shipped_notebooks(), Path.cwd() / USER_FOLDER, say=say or _say)
+
+
+def _say(line: str) -> None:
+    print(f"echomq-viz: {line}", file=sys.stderr, flush=True)

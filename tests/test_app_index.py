@@ -12,7 +12,7 @@ import jinja2
 from PIL import Image
 
 from echomq_viz import app_index
-from echomq_viz._voila import TEMPLATE_ROOT
+from echomq_viz.app_template import TEMPLATE_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

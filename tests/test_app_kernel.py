@@ -13,7 +13,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from echomq_viz._kernel_channels import private_kernel_config
-from echomq_viz._voila import TEMPLATE_ROOT
+from echomq_viz.app_template import TEMPLATE_ROOT
 
 pytestmark = pytest.mark.slow
 

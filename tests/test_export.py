@@ -86,7 +86,7 @@ def test_offline_pages_read_like_the_app_and_link_no_other_host():
     offline page's template, which names no other host (MathJax's CDN comes from nbconvert, and
     only for a notebook with maths)."""
     from echomq_viz import export
-    from echomq_viz._voila import TEMPLATE, TEMPLATE_ROOT
+    from echomq_viz.app_template import TEMPLATE, TEMPLATE_ROOT
 
     style = (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "app-page.css").read_text(encoding="utf-8")
     assert style.strip() in export._TEMPLATE

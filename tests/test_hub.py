@@ -46,7 +46,7 @@ try:
 except ImportError:  # Python 3.10: pytest brings tomli
     import tomli as tomllib
 
-from echomq_viz import cli
+from echomq_viz import cli, lab_settings, notebook_copies
 from echomq_viz.server import ENV_URL, RedisServer
 from test_browser import (  # noqa: F401  (browser: a fixture)
     VIEW, _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
@@ -187,7 +187,7 @@ class TestCourseOnAHub:
     """One hub, four students, two Redis set-ups; the steps in order."""
 
     def test_each_server_has_the_notebooks_and_its_redis(self, hub, shared_redis):
-        shipped = sorted(path.name for path in cli.shipped_notebooks().glob("*.ipynb"))
+        shipped = sorted(path.name for path in notebook_copies.shipped_notebooks().glob("*.ipynb"))
         for name in (*PRIVATE, *SHARED):
             assert sorted(p.name for p in _home_copy(hub, name).glob("*.ipynb")) == shipped, name
             processes = hub.student_processes(name)
@@ -265,7 +265,7 @@ class TestCourseOnAHub:
         hub.stop_server("alice")
         hub.start_server("alice")
         assert edited.read_bytes() == mine, "the restart overwrote alice's edit"
-        assert deleted.read_bytes() == (cli.shipped_notebooks() / deleted.name).read_bytes(), \
+        assert deleted.read_bytes() == (notebook_copies.shipped_notebooks() / deleted.name).read_bytes(), \
             "a notebook alice deleted did not come back"
 
     def test_stopping_the_hub_leaves_no_process_and_no_key(self, hub, shared_redis):
@@ -422,7 +422,7 @@ def test_singleuser_copies_into_the_home_and_keeps_edits(tmp_path, monkeypatch):
     said: list[str] = []
     copy = student_notebooks(None, say=said.append)
     assert copy == tmp_path / cli.USER_FOLDER
-    shipped = cli.shipped_notebooks()
+    shipped = notebook_copies.shipped_notebooks()
     assert sorted(p.name for p in copy.glob("*.ipynb")) == sorted(p.name for p in shipped.glob("*.ipynb"))
     (copy / NOTEBOOK).write_text("my own version")
     (copy / "02-which-pops-first.ipynb").unlink()
@@ -444,7 +444,7 @@ def test_singleuser_runs_jupyterhub_singleuser_on_the_copy_with_the_spawners_opt
 
 
 def test_singleuser_env_puts_the_template_and_a_quiet_lab_first(tmp_path, monkeypatch):
-    from echomq_viz._voila import TEMPLATE_ROOT
+    from echomq_viz.app_template import TEMPLATE_ROOT
     from echomq_viz.hub import singleuser_env
 
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/operators/config")
@@ -453,4 +453,4 @@ def test_singleuser_env_puts_the_template_and_a_quiet_lab_first(tmp_path, monkey
     assert env["JUPYTER_PATH"] == str(TEMPLATE_ROOT)
     assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(tmp_path), "/operators/config"]
     disabled = json.loads((tmp_path / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
-    assert disabled == {plugin: True for plugin in cli.LAB_DISABLED_PLUGINS}
+    assert disabled == {plugin: True for plugin in lab_settings.LAB_DISABLED_PLUGINS}

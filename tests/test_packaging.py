@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.cli import notebooks_dir
+from echomq_viz.notebook_copies import notebooks_dir
 from echomq_viz.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
 from echomq_viz.server import RedisServer, free_tcp_port
 from processes import stop_group

@@ -15,7 +15,7 @@ import pytest
 
 from echomq_viz._refresh import quieten
 from echomq_viz._stills import stale_stills
-from echomq_viz.export import WIDGET_STATE
+from echomq_viz._stills import WIDGET_STATE
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from echomq_viz._stills import SHOWN, VIEW, moved_views, stale_stills, store_stills, view_stills
-from echomq_viz.export import WIDGET_STATE
+from echomq_viz._stills import WIDGET_STATE
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))

@@ -1,0 +1,31 @@
+"""JupyterLab's settings as ``echomq-viz lab`` and a hub's ``singleuser``
+run it: no news toast, no news fetched, no update check, and the user's own
+settings left alone (a run's page config comes first on ``JUPYTER_CONFIG_PATH``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+__all__ = ["LAB_DISABLED_PLUGINS", "LAB_QUIET", "quiet_lab_config_path"]
+
+# No "Would you like to get notified about official Jupyter news?" toast, no
+# news fetched, no update check.
+LAB_DISABLED_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
+LAB_QUIET = (
+    "--LabApp.news_url=None",
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+)
+
+
+def quiet_lab_config_path(run_dir: Path) -> str:
+    """``JUPYTER_CONFIG_PATH`` with ``run_dir`` (a run's own folder) first,
+    where a page config switches JupyterLab's news and update announcements
+    off, leaving the user's own settings alone."""
+    labconfig = run_dir / "labconfig"
+    labconfig.mkdir(exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {plugin: True for plugin in LAB_DISABLED_PLUGINS}}), encoding="utf-8")
+    return os.pathsep.join([str(run_dir), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))])
