@@ -68,8 +68,8 @@ import psutil
 from tornado.httpclient import AsyncHTTPClient
 from tornado.websocket import websocket_connect
 
-from echomq_viz._process import _running
-from echomq_viz.server import free_tcp_port
+from echomq_viz.redis_side._process import _running
+from echomq_viz.redis_side.server import free_tcp_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01-one-score-two-keys.ipynb"
@@ -444,7 +444,7 @@ def _resolve(future: asyncio.Future | None, value) -> None:
 # -- the app: started, watched, always stopped ---------------------------------------------------
 
 
-# The Voila server as ``echomq-viz app`` starts it (``-m echomq_viz._voila``), or a plain ``voila``.
+# The Voila server as ``echomq-viz app`` starts it (``-m echomq_viz.launcher._voila``), or a plain ``voila``.
 KERNEL_FILE = re.compile(r"kernel-([0-9a-f-]{36})\.json")  # a kernel's connection file, in its command line
 SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
 

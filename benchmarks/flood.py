@@ -43,7 +43,7 @@ import psutil  # noqa: E402
 from tornado.httpclient import AsyncHTTPClient  # noqa: E402
 
 from classroom import NOTEBOOK, App, Record, Student, _join_all  # noqa: E402
-from echomq_viz.seats import KERNEL_MB  # noqa: E402
+from echomq_viz.launcher.seats import KERNEL_MB  # noqa: E402
 
 GOALS = {"app_flood_kernels_over_cap": ("<=", 0), "app_flood_rss_over_budget_mb": ("<=", 0),
          "app_flood_unclear": ("<=", 0), "app_flood_student_errors": ("<=", 0), "app_flood_seat_free_s": ("<=", 60)}
@@ -54,7 +54,7 @@ def _kernels_and_rss(app: App) -> tuple[int, float]:
     kernels, rss = 0, 0
     for proc in app.family(with_app=True):
         try:
-            kernels += "echomq_viz._app_kernel" in " ".join(proc.cmdline())
+            kernels += "echomq_viz.launcher._app_kernel" in " ".join(proc.cmdline())
             rss += proc.memory_info().rss
         except psutil.NoSuchProcess:
             pass

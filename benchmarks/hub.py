@@ -59,9 +59,9 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import classroom  # noqa: E402  (benchmarks/ on sys.path)
 from report import print_results  # noqa: E402
-from echomq_viz.export import ExportError, _slug  # noqa: E402
+from echomq_viz.launcher.export import ExportError, _slug  # noqa: E402
 from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm  # noqa: E402
-from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
+from echomq_viz.redis_side.server import RedisServer, free_tcp_port  # noqa: E402
 
 PROXY = "configurable-http-proxy@4"  # npm: the proxy JupyterHub starts in front of itself and the servers
 SERVICE = "echomq-viz-bench"  # the hub service whose token drives the REST API

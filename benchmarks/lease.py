@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from echomq_viz.live import clean_orphans  # noqa: E402
-from echomq_viz.owners import ENV_LEASE, lease_key  # noqa: E402
-from echomq_viz.server import RedisServer  # noqa: E402
+from echomq_viz.experiments.live import clean_orphans  # noqa: E402
+from echomq_viz.redis_side.owners import ENV_LEASE, lease_key  # noqa: E402
+from echomq_viz.redis_side.server import RedisServer  # noqa: E402
 
 GOALS = {"lease_lapse_keys_lost": ("<=", 0), "restart_gap_keys_lost": ("<=", 0)}
 PAUSED_LEASE_S = 2.0
@@ -48,9 +48,9 @@ JOBS = 20
 # A kernel, driven line by line: each command answers one JSON line, an error as {"error": "<its one line>"}.
 KERNEL = r"""
 import json, sys
-from echomq_viz.keys import Keys
-from echomq_viz.live import Demo
-from echomq_viz.server import connect
+from echomq_viz.core.keys import Keys
+from echomq_viz.experiments.live import Demo
+from echomq_viz.redis_side.server import connect
 
 demo = Demo(sys.argv[2], client=connect(sys.argv[1]))
 print(json.dumps(demo.queue), flush=True)

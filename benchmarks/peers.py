@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from echomq_viz.peers import FULL_SIZES, measure_all, peer_makers  # noqa: E402
 from echomq_viz.peers.growth import BATCHES, KINDS, SLOWLOG_ARGS, save_growth, series  # noqa: E402
-from echomq_viz.server import RedisServer  # noqa: E402
+from echomq_viz.redis_side.server import RedisServer  # noqa: E402
 
 QUICK_SIZES = (100, 1_000)
 

@@ -43,8 +43,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from echomq_viz._kernel_channels import private_kernel_config  # noqa: E402
-from echomq_viz.app_template import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
+from echomq_viz.launcher._kernel_channels import private_kernel_config  # noqa: E402
+from echomq_viz.launcher.app_template import TEMPLATE_ROOT  # noqa: E402  (the app's data folder: its kernel spec)
 
 SETUP = """
 %matplotlib ipympl
@@ -59,7 +59,7 @@ print(json.dumps({"counter": hero.counter.model_id, "canvas": hero.fig.canvas.mo
 # part -> functions (module file suffix, function name) whose cumulative time is that part
 PARTS = {
     "score": [("widgets/hero.py", "_score_html"), ("widgets/hero.py", "describe")],
-    "artists": [("echomq_viz/plots.py", "update_staircase"), ("echomq_viz/plots.py", "update_bit_strip")],
+    "artists": [("echomq_viz/figures/plots.py", "update_staircase"), ("echomq_viz/figures/plots.py", "update_bit_strip")],
     "draw": [("widgets/canvas.py", "_draw"), ("backends/backend_agg.py", "restore_region")],
     "png": [("widgets/canvas.py", "get_diff_image")],
     "send": [("ipykernel/comm/comm.py", "publish_msg")],

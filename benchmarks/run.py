@@ -31,12 +31,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from echomq_viz import plots  # noqa: E402
-from echomq_viz.keys import Keys, QueueContext  # noqa: E402
-from echomq_viz.live import Demo  # noqa: E402
-from echomq_viz.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
-from echomq_viz.scripts import Scripts  # noqa: E402
-from echomq_viz.server import RedisServer, free_tcp_port  # noqa: E402
+from echomq_viz.figures import plots  # noqa: E402
+from echomq_viz.core.keys import Keys, QueueContext  # noqa: E402
+from echomq_viz.experiments.live import Demo  # noqa: E402
+from echomq_viz.core.score import COUNTER_MASK, priority_score, priority_scores_array  # noqa: E402
+from echomq_viz.redis_side.scripts import Scripts  # noqa: E402
+from echomq_viz.redis_side.server import RedisServer, free_tcp_port  # noqa: E402
 from echomq_viz.widgets.view import one_line  # noqa: E402  (an exception as one short line)
 
 from classroom import (  # noqa: E402  (benchmarks/ is sys.path[0])
@@ -215,7 +215,7 @@ def bench_inspect(jobs: int) -> dict:
     other work on a shared machine may stall the server in any one command,
     so a command's time is its least over the runs; the raw maximum is kept
     beside it."""
-    from echomq_viz.inspection import inspect_queue
+    from echomq_viz.experiments.inspection import inspect_queue
 
     name = "bench-inspector"
     with RedisServer() as server:

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from echomq_viz.launcher.cli import main
 
 sys.exit(main())

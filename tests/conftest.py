@@ -1,6 +1,6 @@
 """Test wiring: real redis-server processes, never a mock.
 
-Server start-up lives in :mod:`echomq_viz.server`; this file only decides
+Server start-up lives in :mod:`echomq_viz.redis_side.server`; this file only decides
 which servers the tests get:
 
 - every live test runs once per server *kind*: ``bundled`` (the 6.2 binary in
@@ -12,6 +12,10 @@ which servers the tests get:
   its address reaches the kernels through ``REDIS_URL``.
 
 These are throwaway servers, so tests may FLUSHALL them.
+
+The tests sit in one folder per layer of the package (tests/core/ for
+echomq_viz/core/, and so on); the project-wide ones (packaging, the
+notebooks, the README, the import layers) stay here at the top.
 
 It also holds the helpers several test files share (``assert_refused``,
 ``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
@@ -25,6 +29,7 @@ import os
 import re
 import shutil
 import socketserver
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -33,10 +38,15 @@ from typing import Callable, Iterator
 
 import pytest
 
-from echomq_viz import server as server_mod
-from echomq_viz.keys import QueueContext
-from echomq_viz.owners import lease_key, this_owner
-from echomq_viz.scripts import Scripts
+# A test borrows a helper from a test module of another layer (as_nobody, caption_of, DemoProcess):
+# every layer's folder is importable, as one flat tests/ folder was.
+sys.path[1:1] = [str(folder) for folder in sorted(Path(__file__).parent.iterdir())
+                 if folder.is_dir() and not folder.name.startswith((".", "_")) and str(folder) not in sys.path]
+
+from echomq_viz.redis_side import server as server_mod
+from echomq_viz.core.keys import QueueContext
+from echomq_viz.redis_side.owners import lease_key, this_owner
+from echomq_viz.redis_side.scripts import Scripts
 
 try:
     import bullmq

@@ -35,7 +35,7 @@ def test_a_core_name_imports_only_its_module_and_no_io():
             "or m.split('.')[0] in ('redis', 'matplotlib')))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "['echomq_viz.checks', 'echomq_viz.notation', 'echomq_viz.score']"
+    assert run.stdout.strip() == "['echomq_viz.core', 'echomq_viz.core.checks', 'echomq_viz.core.notation', 'echomq_viz.core.score']"
 
 
 @pytest.mark.parametrize("name", echomq_viz.__all__)
@@ -57,12 +57,16 @@ def test_the_curated_names_a_user_imports():
         echomq_viz.nothing_here  # noqa: B018
 
 
-def test_the_docstring_lists_every_module():
+def test_the_docstrings_list_every_layer_and_every_module():
+    """The package's docstring names each layer; each layer's docstring names each of its modules."""
     doc = echomq_viz.__doc__
     for module in MODULES:
-        top = module.split(".")[1]
-        assert f"echomq_viz.{top}`" in doc, top
-    assert "package" in doc.split("echomq_viz.widgets`", 1)[1].splitlines()[0]
+        layer = module.split(".")[1]
+        assert f"echomq_viz.{layer}`" in doc, layer
+        if len(module.split(".")) > 2:
+            layer_doc = importlib.import_module(f"echomq_viz.{layer}").__doc__
+            assert f":mod:`.{module.split('.')[2]}`" in layer_doc, module
+            assert "May import" in layer_doc, layer
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -74,8 +78,9 @@ def test_every_all_lists_only_public_names_the_module_has(module):
     assert len(set(names)) == len(names)
 
 
-LIBRARY = ["checks", "score", "keys", "queue_report", "lua_loader", "script_stream", "scripts", "server",
-           "owners", "live", "cluster", "inspection", "interop", "plots"]
+LIBRARY = ["core.checks", "core.score", "core.keys", "core.queue_report", "redis_side.lua_loader",
+           "redis_side.script_stream", "redis_side.scripts", "redis_side.server", "redis_side.owners",
+           "experiments.live", "redis_side.cluster", "experiments.inspection", "experiments.interop", "figures.plots"]
 
 
 @pytest.mark.parametrize("module", LIBRARY)

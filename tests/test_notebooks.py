@@ -24,15 +24,15 @@ import pytest
 import redis
 
 from conftest import wait_until
-from echomq_viz._kernel_channels import private_kernel_config
-from echomq_viz._process import cmdline, descendants, proc_table
-from echomq_viz.inspection import inspect_queue
-from echomq_viz.interop import bullmq_add
-from echomq_viz.keys import QueueContext
-from echomq_viz.live import Demo, seeded_priorities
-from echomq_viz.score import priority_score
-from echomq_viz.scripts import Scripts
-from echomq_viz.server import RedisServer, connect
+from echomq_viz.launcher._kernel_channels import private_kernel_config
+from echomq_viz.redis_side._process import cmdline, descendants, proc_table
+from echomq_viz.experiments.inspection import inspect_queue
+from echomq_viz.experiments.interop import bullmq_add
+from echomq_viz.core.keys import QueueContext
+from echomq_viz.experiments.live import Demo, seeded_priorities
+from echomq_viz.core.score import priority_score
+from echomq_viz.redis_side.scripts import Scripts
+from echomq_viz.redis_side.server import RedisServer, connect
 from echomq_viz.widgets import BandsView, ConsumeView, HeroView, InspectorView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,8 +285,8 @@ import ctypes, json, os, signal, sys, time
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 import nbformat
 from nbclient import NotebookClient
-from echomq_viz._kernel_channels import private_kernel_config
-from echomq_viz._process import cmdline, descendants, proc_table
+from echomq_viz.launcher._kernel_channels import private_kernel_config
+from echomq_viz.redis_side._process import cmdline, descendants, proc_table
 
 workdir, paths = sys.argv[1], sys.argv[2:]
 for path in paths:

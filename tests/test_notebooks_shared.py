@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from echomq_viz.server import ENV_URL, RedisServer
+from echomq_viz.redis_side.server import ENV_URL, RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from echomq_viz.notebook_copies import notebooks_dir
-from echomq_viz.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
-from echomq_viz.server import RedisServer, free_tcp_port
+from echomq_viz.launcher.notebook_copies import notebooks_dir
+from echomq_viz.launcher.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
+from echomq_viz.redis_side.server import RedisServer, free_tcp_port
 from processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,10 +37,10 @@ IN_FRESH_VENV = textwrap.dedent(
     """
     import json, sys
     import echomq_viz
-    from echomq_viz.keys import QueueContext
-    from echomq_viz.lua_loader import LUA_DIR, load_scripts
-    from echomq_viz.scripts import Scripts
-    from echomq_viz.server import connect
+    from echomq_viz.core.keys import QueueContext
+    from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts
+    from echomq_viz.redis_side.scripts import Scripts
+    from echomq_viz.redis_side.server import connect
 
     site = sys.argv[1]
     assert echomq_viz.__file__.startswith(site), echomq_viz.__file__
@@ -186,7 +186,7 @@ def test_wheel_leaves_out_what_jupyterlab_and_python_left_in_the_clone(wheel, us
     assert (used_clone / "notebooks" / ".ipynb_checkpoints" / "x-checkpoint.ipynb").is_file()  # planted
     names = zipfile.ZipFile(wheel).namelist()
     assert [name for name in names if _left_by_use(name) or "/." in name] == []
-    assert "echomq_viz/widgets/view.py" in names and "echomq_viz/voila_template/voila/templates/echomq-viz/conf.json" in names
+    assert "echomq_viz/widgets/view.py" in names and "echomq_viz/launcher/voila_template/voila/templates/echomq-viz/conf.json" in names
 
 
 @pytest.mark.slow

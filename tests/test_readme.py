@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from echomq_viz import app_index
-from echomq_viz.readme_picture import HERO_PICTURE, hero_png
+from echomq_viz.launcher import app_index
+from echomq_viz.launcher.readme_picture import HERO_PICTURE, hero_png
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -28,7 +28,7 @@ def test_the_two_commands_are_there_and_the_picture_comes_first():
 def test_the_picture_is_notebook_01s_current_still():
     assert "](docs/hero.png)" in README
     assert HERO_PICTURE.read_bytes() == hero_png(), (
-        "docs/hero.png is not notebook 01's stored still: run python -m echomq_viz.readme_picture")
+        "docs/hero.png is not notebook 01's stored still: run python -m echomq_viz.launcher.readme_picture")
 
 
 def test_every_link_of_the_readme_and_docs_leads_to_a_file_of_the_repository():

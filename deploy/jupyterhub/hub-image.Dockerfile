@@ -1,5 +1,5 @@
 # The hub's image for a course on one shared Redis: Zero to JupyterHub's own hub image with
-# echomq-viz added, whose echomq_viz.acl makes a Redis user per student in config.yaml's
+# echomq-viz added, whose echomq_viz.redis_side.acl makes a Redis user per student in config.yaml's
 # pre_spawn_hook. Use the k8s-hub tag of your chart's version. Build it from the root of a clean clone:
 #
 #   docker build -f deploy/jupyterhub/hub-image.Dockerfile -t registry.example.org/echomq-viz-hub:0.1.0 .

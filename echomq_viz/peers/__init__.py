@@ -8,21 +8,28 @@ it, on a private Redis of its own: :mod:`.workers` (one run, observed),
 on a demo queue of this kernel (``emq:{viz-10-<library>@<owner>}:*``), with the
 same workload:
 :mod:`.workload` (pure), :mod:`.observe` (MONITOR), :mod:`.runs` (one
-library through the workload), one module per library, :mod:`.growth` (cost
-as the queue grows), :mod:`.table` and :mod:`.plots` (pure), :mod:`.view`.
+library through the workload), :mod:`.base` (what every library's module
+shares), one module per library (:mod:`.kombu_peer`, :mod:`.rq_peer`,
+:mod:`.huey_peer`, :mod:`.bull_peer` through :mod:`.node` and its Node
+runner, :mod:`.packed_peers`), :mod:`.growth` (cost as the queue grows),
+:mod:`.table` and :mod:`.plots` (pure), :mod:`.view`. :mod:`.npm` fetches the
+Node packages once into a cache (the offline pages use it too).
+
+May import: every layer but :mod:`echomq_viz.launcher`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import Peer, connection_params
-from .growth import (BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, SPOT_SIZE, load_growth, measure_all, measure_growth,
-                     series, spot_check)
-from .node import node_missing
-from .runs import PeerRun, observe, observe_all
-from .table import closing_rows, closing_table, closing_table_html, details, order_verdict
-from .workload import TIERS, WorkJob, correct_order, workload
+from echomq_viz.peers.base import Peer, connection_params
+from echomq_viz.peers.growth import (
+    BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, SPOT_SIZE, load_growth, measure_all, measure_growth, series, spot_check,
+)
+from echomq_viz.peers.node import node_missing
+from echomq_viz.peers.runs import PeerRun, observe, observe_all
+from echomq_viz.peers.table import closing_rows, closing_table, closing_table_html, details, order_verdict
+from echomq_viz.peers.workload import TIERS, WorkJob, correct_order, workload
 
 __all__ = ["Peer", "PeerRun", "WorkJob", "TIERS", "workload", "correct_order", "observe", "observe_all",
            "details", "order_verdict", "closing_rows", "closing_table", "closing_table_html", "node_missing",
@@ -35,22 +42,22 @@ NODE_PEERS = ("bull",)
 
 def _maker(key: str, client: Any) -> Callable[[], Peer]:
     if key == "packed":
-        from .packed_peers import PackedPeer
+        from echomq_viz.peers.packed_peers import PackedPeer
         return lambda: PackedPeer(client)
     if key == "bullmq":
-        from .packed_peers import BullMQPeer
+        from echomq_viz.peers.packed_peers import BullMQPeer
         return lambda: BullMQPeer(client)
     if key in ("kombu", "kombu10"):
-        from .kombu_peer import TEN_STEPS, KombuPeer
+        from echomq_viz.peers.kombu_peer import TEN_STEPS, KombuPeer
         return lambda: KombuPeer(client, TEN_STEPS if key == "kombu10" else None)
     if key == "rq":
-        from .rq_peer import RQPeer
+        from echomq_viz.peers.rq_peer import RQPeer
         return lambda: RQPeer(client)
     if key == "huey":
-        from .huey_peer import HueyPeer
+        from echomq_viz.peers.huey_peer import HueyPeer
         return lambda: HueyPeer(client)
     if key == "bull":
-        from .bull_peer import BullPeer
+        from echomq_viz.peers.bull_peer import BullPeer
         return lambda: BullPeer(client)
     raise ValueError(f"peer must be one of {', '.join(PYTHON_PEERS + NODE_PEERS)}, got {key!r}")
 

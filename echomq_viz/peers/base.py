@@ -14,9 +14,9 @@ import time
 from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
-from ..live import Demo
-from ..owners import check_client
-from .workload import WorkJob
+from echomq_viz.experiments.live import Demo
+from echomq_viz.redis_side.owners import check_client
+from echomq_viz.peers.workload import WorkJob
 
 __all__ = ["Peer", "connection_params", "redis_url_of", "need", "bytes_client"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from .base import Peer, connection_params
-from .node import NodeRunner
-from .workload import WorkJob
+from echomq_viz.peers.base import Peer, connection_params
+from echomq_viz.peers.node import NodeRunner
+from echomq_viz.peers.workload import WorkJob
 
 __all__ = ["BullPeer", "bull_source"]
 
@@ -69,7 +69,7 @@ class BullPeer(Peer):
 
 def bull_source(relative: str = "includes/addJobWithPriority.lua", cache_dir: Path | None = None) -> str:
     """A Lua file of the installed ``bull`` package (under ``lib/commands/``), as Bull runs it."""
-    from .node import install_node_packages
+    from echomq_viz.peers.node import install_node_packages
 
     root = install_node_packages(cache_dir) / "node_modules" / "bull" / "lib" / "commands"
     path = (root / relative).resolve()

@@ -13,10 +13,12 @@ import re
 import time
 from typing import Any, Sequence
 
-from .deployments import BullMQPyDeployment, CeleryDeployment, HueyDeployment, NodeDeployment, RQDeployment
-from .node import node_missing
-from .workers import BLOCKING, WorkerRun, before_each_record, run_all
-from .workload import WorkJob, correct_order
+from echomq_viz.peers.deployments import (
+    BullMQPyDeployment, CeleryDeployment, HueyDeployment, NodeDeployment, RQDeployment,
+)
+from echomq_viz.peers.node import node_missing
+from echomq_viz.peers.workers import BLOCKING, WorkerRun, before_each_record, run_all
+from echomq_viz.peers.workload import WorkJob, correct_order
 
 __all__ = ["run_workers", "plans", "CELERY_PROBE", "BULL_ZERO", "BULL_NEGATIVE", "BULLMQ_NODE_PROBE",
            "BULLMQ_PY_PROBE", "BULLMQ_PY_FIFO", "accepted", "versions_rows", "take_text", "slots_of",
@@ -334,7 +336,7 @@ def score_lines() -> dict[str, str]:
     sources = {f"bullmq {bullmq.__version__} (PyPI)": Path(bullmq.__file__).parent / "commands"
                / "addPrioritizedJob-9.lua"}
     if node_missing() is None:
-        from .node import install_node_packages
+        from echomq_viz.peers.node import install_node_packages
 
         modules = install_node_packages() / "node_modules" / "bullmq"
         version = json.loads((modules / "package.json").read_text(encoding="utf-8"))["version"]
@@ -354,8 +356,8 @@ def try_on_cluster() -> dict[str, str]:
     from huey import PriorityRedisHuey
     from rq import Queue
 
-    from ..cluster import LocalCluster
-    from .worker_apps import record_huey
+    from echomq_viz.redis_side.cluster import LocalCluster
+    from echomq_viz.peers.worker_apps import record_huey
 
     outcomes = {}
     with LocalCluster(1) as cluster:

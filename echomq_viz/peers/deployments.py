@@ -15,9 +15,9 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
-from .._process import die_with_parent
-from .base import need
-from .workers import Deployment
+from echomq_viz.redis_side._process import die_with_parent
+from echomq_viz.peers.base import need
+from echomq_viz.peers.workers import Deployment
 
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
            "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "celery_settings"]
@@ -167,7 +167,7 @@ class HueyDeployment(_Process):
     def open_producer(self, socket: str) -> None:
         huey = need("huey")
         self.huey = huey.PriorityRedisHuey("viz", url=f"unix://{socket}")
-        from .worker_apps import record_huey
+        from echomq_viz.peers.worker_apps import record_huey
 
         self.task = self.huey.task(name="record")(record_huey)
 
@@ -202,7 +202,7 @@ class NodeDeployment(Deployment):
         return f"{self.lib} {self._version} (npm)"
 
     def open_producer(self, socket: str) -> None:
-        from .node import WORKER, NodeRunner
+        from echomq_viz.peers.node import WORKER, NodeRunner
 
         self.runner = NodeRunner(script=WORKER)
         self._version = self.runner.request("open", lib=self.lib, path=socket, queue=self.queue)["version"]
@@ -233,7 +233,7 @@ class BullMQPyDeployment(Deployment):
         return f"bullmq {need('bullmq').__version__} (PyPI)"
 
     def open_producer(self, socket: str) -> None:
-        from .packed_peers import LoopThread
+        from echomq_viz.peers.packed_peers import LoopThread
 
         bullmq = need("bullmq")
         self.url = f"unix://{socket}"

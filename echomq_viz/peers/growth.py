@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..checks import check_int
-from .base import Peer
-from .workload import TIERS, WorkJob
+from echomq_viz.core.checks import check_int
+from echomq_viz.peers.base import Peer
+from echomq_viz.peers.workload import TIERS, WorkJob
 
 __all__ = ["LIVE_SIZES", "SPOT_SIZE", "FULL_SIZES", "STORED", "BENCH_COMMAND", "BATCHES", "growth_jobs",
            "measure_growth", "measure_all", "load_growth", "save_growth", "series", "slowlog_on", "KINDS", "spot_check"]

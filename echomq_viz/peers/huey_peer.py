@@ -14,8 +14,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .base import Peer, bytes_client
-from .workload import WorkJob
+from echomq_viz.peers.base import Peer, bytes_client
+from echomq_viz.peers.workload import WorkJob
 
 __all__ = ["HueyPeer", "member_clock"]
 

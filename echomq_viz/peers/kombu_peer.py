@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .base import Peer, need, redis_url_of
-from .workload import WorkJob
+from echomq_viz.peers.base import Peer, need, redis_url_of
+from echomq_viz.peers.workload import WorkJob
 
 __all__ = ["KombuPeer", "DEFAULT_STEPS", "TEN_STEPS"]
 

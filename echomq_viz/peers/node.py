@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .npm import cache_root, one_process_at_a_time, run_npm
+from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
 
 __all__ = ["NodeMissing", "node_missing", "install_node_packages", "NodeRunner", "RUNNER", "WORKER", "SERVE"]
 

@@ -2,7 +2,7 @@
 
 Two things need packages from the npm registry: notebook 10's Node workers
 (Bull and BullMQ, :mod:`echomq_viz.peers.node`) and the widget JavaScript the
-offline pages carry (:mod:`echomq_viz.export`). Both fetch into
+offline pages carry (:mod:`echomq_viz.launcher.export`). Both fetch into
 :func:`cache_root`, one process at a time, and need no network afterwards.
 It lives with the peers, the lower of its two users, so imports run one way.
 """

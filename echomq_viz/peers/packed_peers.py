@@ -12,9 +12,9 @@ import threading
 import uuid
 from typing import Any, Awaitable, TypeVar
 
-from ..score import PRIORITY_LIMIT
-from .base import Peer, redis_url_of
-from .workload import WorkJob
+from echomq_viz.core.score import PRIORITY_LIMIT
+from echomq_viz.peers.base import Peer, redis_url_of
+from echomq_viz.peers.workload import WorkJob
 
 __all__ = ["PackedPeer", "BullMQPeer"]
 
@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 class PackedPeer(Peer):
-    """``addPrioritizedJob-9`` and ``moveToActive-11`` from ``lua/``, through :class:`~echomq_viz.live.Demo`."""
+    """``addPrioritizedJob-9`` and ``moveToActive-11`` from ``lua/``, through :class:`~echomq_viz.experiments.live.Demo`."""
 
     key = "packed"
     label = "packed score (this project)"

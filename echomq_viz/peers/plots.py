@@ -1,6 +1,6 @@
 """The figures of notebook 10, drawn on axes they are given (no I/O).
 
-Pop orders reuse notebook 02's strips (:func:`echomq_viz.plots.draw_queue_strip`):
+Pop orders reuse notebook 02's strips (:func:`echomq_viz.figures.plots.draw_queue_strip`):
 one strip per library, the right order on top. Growth draws seconds per
 operation against the jobs already waiting, both axes logarithmic.
 """
@@ -12,8 +12,8 @@ from typing import Mapping, Sequence
 from matplotlib.axes import Axes
 from matplotlib.ticker import LogLocator, NullFormatter
 
-from .. import plots, visual
-from ..colours import tier_color
+from echomq_viz.figures import plots, visual
+from echomq_viz.core.colours import tier_color
 
 __all__ = ["draw_order_strip", "draw_growth", "LINE_STYLES", "MARKERS"]
 

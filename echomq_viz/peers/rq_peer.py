@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Peer, bytes_client
-from .workload import TIERS, WorkJob
+from echomq_viz.peers.base import Peer, bytes_client
+from echomq_viz.peers.workload import TIERS, WorkJob
 
 __all__ = ["RQPeer", "LEVELS"]
 

@@ -6,9 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from .base import Peer
-from .observe import CommandLog, OpSummary, key_types, summarize, write_commands
-from .workload import WorkJob, correct_order, fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
+from echomq_viz.peers.base import Peer
+from echomq_viz.peers.observe import CommandLog, OpSummary, key_types, summarize, write_commands
+from echomq_viz.peers.workload import (
+    WorkJob, correct_order, fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks,
+)
 
 __all__ = ["PeerRun", "observe", "observe_all", "LEVELS_TRIED"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .observe import OpSummary
-from .runs import LEVELS_TRIED, PeerRun
+from echomq_viz.peers.observe import OpSummary
+from echomq_viz.peers.runs import LEVELS_TRIED, PeerRun
 
 __all__ = ["order_verdict", "commands_text", "keys_text", "slot_text", "details", "closing_rows",
            "closing_table", "closing_table_html", "COLUMNS"]

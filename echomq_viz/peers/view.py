@@ -6,12 +6,12 @@ from typing import Sequence
 
 import ipywidgets as w
 
-from ..widgets.canvas import figure
-from ..widgets.view import WIDE, View, pre_html
-from .. import visual
-from . import plots
-from .runs import PeerRun
-from .table import details, order_verdict
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import WIDE, View, pre_html
+from echomq_viz.figures import visual
+from echomq_viz.peers import plots
+from echomq_viz.peers.runs import PeerRun
+from echomq_viz.peers.table import details, order_verdict
 
 __all__ = ["OrdersView", "GrowthView", "WIDTH"]
 
@@ -85,7 +85,7 @@ class GrowthView(View):
     batches drawn as bars. Bull's least urgent add is a line of its own."""
 
     def __init__(self, stored: dict) -> None:
-        from .growth import series
+        from echomq_viz.peers.growth import series
 
         super().__init__()
         self.stored = stored

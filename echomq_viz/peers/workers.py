@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..server import RedisServer
+from echomq_viz.redis_side.server import RedisServer
 
 __all__ = ["Sent", "WorkerRun", "Deployment", "run_deployment", "run_all", "DONE", "command_stats",
            "take_commands", "before_each_record"]

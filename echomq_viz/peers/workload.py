@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..checks import check_int
+from echomq_viz.core.checks import check_int
 
 __all__ = ["WorkJob", "TIERS", "JOBS_PER_TIER", "SEED", "workload", "correct_order", "fifo_breaks",
            "tier_breaks", "key_shape", "is_job_key", "slot_count"]

@@ -1,9 +1,9 @@
 """Interactive views for the notebooks: ipywidgets controls around ipympl figures.
 
 Every view builds its figure once and, on each slider move, updates the
-artists from :mod:`echomq_viz.plots` in place and redraws: ``draw_idle``, or,
+artists from :mod:`echomq_viz.figures.plots` in place and redraws: ``draw_idle``, or,
 for the hero figure, blitting only the artists that moved. Redis
-round trips (through :class:`echomq_viz.live.Demo`) happen on a button or on
+round trips (through :class:`echomq_viz.experiments.live.Demo`) happen on a button or on
 slider release, with the control disabled while busy. Any error inside a
 callback becomes one red line in the view's status, never a traceback. Under
 each figure a caption describes what it shows now, its text alternative.
@@ -12,8 +12,16 @@ Each view displays itself (``display(view)`` or a cell ending in ``view``)
 and offers plain-text methods (``readout_text``, ``describe`` and the like)
 that checked notebook cells print.
 
-Modules: :mod:`.canvas` (the ipympl canvas, figures, blitting), :mod:`.view`
-(what every view shares), one module per notebook's view, :mod:`.lua_source`.
+Modules: :mod:`.canvas` (the ipympl canvas, figures, blitting; :mod:`.diff_png`
+keeps a still's bytes small), :mod:`.view` (what every view shares),
+:mod:`.answer` (an answer shown beside a view, never through it), one module per
+notebook's view: :mod:`.hero` (01), :mod:`.comparison` (02), :mod:`.consume`
+(03), :mod:`.bands` (04), :mod:`.frontier` and :mod:`.double` (05),
+:mod:`.inspector` (06), :mod:`.paths` (08), :mod:`.designs` (09); and
+:mod:`.lua_source` (a script's source, shown).
+
+May import: :mod:`echomq_viz.core`, :mod:`echomq_viz.redis_side`,
+:mod:`echomq_viz.experiments`, :mod:`echomq_viz.figures`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from ..checks import check_str
+from echomq_viz.core.checks import check_str
 
 __all__ = ["Answer"]
 

@@ -6,12 +6,12 @@ import html
 
 import ipywidgets as w
 
-from .. import plots
-from ..checks import check_int
-from ..live import Demo, seeded_priorities
-from ..score import COUNTER_MASK, priority_score, split_score
-from .canvas import figure
-from .view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_int
+from echomq_viz.experiments.live import Demo, seeded_priorities
+from echomq_viz.core.score import COUNTER_MASK, priority_score, split_score
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
 
 __all__ = ["BandsView"]
 

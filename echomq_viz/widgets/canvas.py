@@ -4,7 +4,7 @@ and the still images a static page shows.
 This is the only module that touches ipympl's private state (``get_diff_image``
 with ``_png_is_old``, ``_force_full`` and ``_last_buff``; ``syncing_data_url``;
 ``_data_url`` and ``_size``). Checked against ipympl 0.10.0 on matplotlib 3.11;
-tests/test_canvas.py fails when a release changes any of it.
+tests/widgets/test_canvas.py fails when a release changes any of it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Callable, Hashable, Iterator, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .diff_png import changed_runs, png_rgba
+from echomq_viz.widgets.diff_png import changed_runs, png_rgba
 
 __all__ = ["fast_canvas_class", "figure", "Blitter", "still_png", "snapshot_figures"]
 

@@ -6,14 +6,14 @@ import html
 
 import ipywidgets as w
 
-from .. import plots
-from ..checks import check_int, describe
-from ..live import Comparison, Demo
-from ..notation import thousands
-from ..score import COUNTER_MASK, TIER_SPAN, priority_score
-from .answer import Answer
-from .canvas import figure
-from .view import SLIDER_STYLE, View, pre_html, require_demo
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_int, describe
+from echomq_viz.experiments.live import Comparison, Demo
+from echomq_viz.core.notation import thousands
+from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, priority_score
+from echomq_viz.widgets.answer import Answer
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import SLIDER_STYLE, View, pre_html, require_demo
 
 __all__ = ["ComparisonView", "verdict_text", "compare_on_redis", "comparison_answer"]
 

@@ -6,12 +6,12 @@ from typing import Sequence
 
 import ipywidgets as w
 
-from .. import plots
-from ..checks import check_int
-from ..live import Demo
-from ..scripts import Job, validate_priority
-from .canvas import figure
-from .view import View, pre_html, require_demo
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_int
+from echomq_viz.experiments.live import Demo
+from echomq_viz.redis_side.scripts import Job, validate_priority
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import View, pre_html, require_demo
 
 __all__ = ["ConsumeView", "fill_queue", "queue_table", "expected_order"]
 

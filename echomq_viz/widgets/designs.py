@@ -1,7 +1,7 @@
 """Notebook 09's views: the designs that fail, switched live, and the
 three-key exercise.
 
-:class:`DesignsView` runs one scenario of :mod:`echomq_viz.designs` per
+:class:`DesignsView` runs one scenario of :mod:`echomq_viz.experiments.designs` per
 switch: the same jobs through the real scripts and through the wrong design
 on Redis, both pop orders side by side, and the reason in one sentence.
 :class:`PackingView` sets a budget of bits for (tenant, priority, arrival)
@@ -14,16 +14,17 @@ import html
 
 import ipywidgets as w
 
-from .. import double_plots, plots
-from ..checks import check_str
-from ..designs import (BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget,
-                       DesignRunner, Outcome, PackOutcome, run_packing)
-from ..live import Demo
-from ..notation import power
-from .answer import Answer
-from .canvas import figure
-from .lua_source import LuaCode
-from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.figures import double_plots, plots
+from echomq_viz.core.checks import check_str
+from echomq_viz.experiments.designs import (
+    BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome, PackOutcome, run_packing,
+)
+from echomq_viz.experiments.live import Demo
+from echomq_viz.core.notation import power
+from echomq_viz.widgets.answer import Answer
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.lua_source import LuaCode
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
 __all__ = ["DesignsView", "PackingView", "SWITCH_LABELS", "EXERCISE_START", "run_scenario", "packing_text",
            "packing_answer"]

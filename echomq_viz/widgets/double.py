@@ -2,7 +2,7 @@
 the spacing between neighbouring doubles as the score crosses 2**53.
 
 The arithmetic (fields, bits that fall off, rounding) lives in
-:mod:`echomq_viz.doubles`; the figures in :mod:`echomq_viz.double_plots`.
+:mod:`echomq_viz.core.doubles`; the figures in :mod:`echomq_viz.figures.double_plots`.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import html
 
 import ipywidgets as w
 
-from .. import double_plots
-from ..checks import check_int
-from ..doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, spacing
-from ..live import Demo
-from ..notation import thousands
-from ..score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, stored_score
-from .canvas import figure
-from .frontier import FRONTIER_PRIORITIES, FrontierView
-from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.figures import double_plots
+from echomq_viz.core.checks import check_int
+from echomq_viz.core.doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, spacing
+from echomq_viz.experiments.live import Demo
+from echomq_viz.core.notation import thousands
+from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, stored_score
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
 __all__ = ["DoubleView", "store_double"]
 

@@ -6,13 +6,13 @@ import html
 
 import ipywidgets as w
 
-from .. import plots
-from ..checks import check_int
-from ..live import Demo
-from ..score import COUNTER_MASK, TIER_SPAN, equal_score_groups, is_exact, stored_score
-from ..scripts import validate_priority
-from .canvas import figure
-from .view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_int
+from echomq_viz.experiments.live import Demo
+from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, equal_score_groups, is_exact, stored_score
+from echomq_viz.redis_side.scripts import validate_priority
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
 
 __all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis", "wrap_on_redis"]
 

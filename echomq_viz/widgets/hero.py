@@ -7,13 +7,13 @@ import html
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from .. import plots
-from ..checks import check_int
-from ..live import Demo
-from ..notation import thousands
-from ..score import COUNTER_MASK, PRIORITY_LIMIT, PRIORITY_LIMIT_TEXT, TIER_SPAN, priority_score
-from .canvas import Blitter, figure
-from .view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_int
+from echomq_viz.experiments.live import Demo
+from echomq_viz.core.notation import thousands
+from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, PRIORITY_LIMIT_TEXT, TIER_SPAN, priority_score
+from echomq_viz.widgets.canvas import Blitter, figure
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
 
 __all__ = ["HeroView", "hero_figure", "score_text", "add_and_compare"]
 

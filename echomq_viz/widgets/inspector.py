@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
 
 import ipywidgets as w
 import numpy as np
 
-from .. import queue_plots
-from ..checks import check_int, check_str
-from ..owners import other_owners_in
-from ..server import redact_url
-from .canvas import figure
-from .view import SLIDER_STYLE, WIDE, View, pre_html
+from echomq_viz.figures import queue_plots
+from echomq_viz.core.checks import check_int, check_str
+from echomq_viz.redis_side.owners import other_owners_in
+from echomq_viz.redis_side.server import redact_url
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html
 
 __all__ = ["InspectorView"]
 
@@ -84,7 +83,7 @@ class InspectorView(View):
 
     @staticmethod
     def _is_own(url: str) -> bool:
-        from ..server import ENV_URL
+        from echomq_viz.redis_side.server import ENV_URL
 
         return url.strip() in ("", os.environ.get(ENV_URL, "").strip())
 
@@ -96,7 +95,7 @@ class InspectorView(View):
 
     def _connect(self):
         """A client for the URL in the box, or a refusal before any connection."""
-        from ..server import connect
+        from echomq_viz.redis_side.server import connect
 
         url = self.url.value.strip()  # the box is disabled in own mode, but a crafted message can still set it
         if self.own_only and not self._is_own(url):
@@ -105,7 +104,7 @@ class InspectorView(View):
 
     def inspect(self):
         """Read the queue and show the report; returns the :class:`QueueReport`."""
-        from ..inspection import inspect_queue
+        from echomq_viz.experiments.inspection import inspect_queue
 
         queue, prefix = self.queue.value.strip(), self.prefix.value.strip()
         if self.own_only and other_owners_in(f"{prefix}:{queue}"):

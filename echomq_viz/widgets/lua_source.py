@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from ..checks import check_bool, check_str
-from ..lua_loader import LUA_DIR, resolve_includes
+from echomq_viz.core.checks import check_bool, check_str
+from echomq_viz.redis_side.lua_loader import LUA_DIR, resolve_includes
 
 __all__ = ["show_lua", "LuaCode"]
 

@@ -4,10 +4,10 @@ lands on each path that scores it.
 - :class:`IncludeGraphView` draws the include graph read from ``lua/``: pick
   an include, see every script that reaches it;
 - :class:`PathView` asks "where will it land?", runs one path of
-  :data:`echomq_viz.paths.PATHS` on Redis, and shows the queue before and
+  :data:`echomq_viz.experiments.paths.PATHS` on Redis, and shows the queue before and
   after with the job's score split into (tier, counter).
 
-The experiments themselves live in :mod:`echomq_viz.paths`.
+The experiments themselves live in :mod:`echomq_viz.experiments.paths`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Sequence
 
 import ipywidgets as w
 
-from .. import plots
-from ..checks import check_str
-from ..lua_loader import LUA_DIR, include_graph, includers_of
-from ..paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
-from .answer import Answer
-from .canvas import figure
-from .view import View, pre_html
+from echomq_viz.figures import plots
+from echomq_viz.core.checks import check_str
+from echomq_viz.redis_side.lua_loader import LUA_DIR, include_graph, includers_of
+from echomq_viz.experiments.paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
+from echomq_viz.widgets.answer import Answer
+from echomq_viz.widgets.canvas import figure
+from echomq_viz.widgets.view import View, pre_html
 
 __all__ = ["IncludeGraphView", "PathView", "path_answer"]
 
@@ -150,8 +150,8 @@ class PathView(View):
     """One scoring path: guess where the job lands, run it on Redis, read the
     queue before and after and the job's score split into (tier, counter).
 
-    :param lab: the :class:`~echomq_viz.paths.ScoringPaths` of a demo queue.
-    :param path: a key of :data:`~echomq_viz.paths.PATHS`.
+    :param lab: the :class:`~echomq_viz.experiments.paths.ScoringPaths` of a demo queue.
+    :param path: a key of :data:`~echomq_viz.experiments.paths.PATHS`.
     """
 
     def __init__(self, lab: ScoringPaths, path: str) -> None:
@@ -193,7 +193,7 @@ class PathView(View):
         return f"PathView(path={self.path!r}, prediction={self.prediction.value!r}, landed={landed!r})"
 
     def predict(self, choice: str) -> "PathView":
-        """Make the reader's guess from code: one of :data:`~echomq_viz.paths.LANDINGS`."""
+        """Make the reader's guess from code: one of :data:`~echomq_viz.experiments.paths.LANDINGS`."""
         check_str("the guess", choice)
         if choice not in LANDINGS:
             raise ValueError(f"the guess must be one of {', '.join(map(repr, LANDINGS))}, got {choice!r}")

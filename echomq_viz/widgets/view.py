@@ -17,8 +17,8 @@ from typing import Callable, Iterable, Iterator
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from ..live import Demo
-from .canvas import Blitter, still_png
+from echomq_viz.experiments.live import Demo
+from echomq_viz.widgets.canvas import Blitter, still_png
 
 __all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text", "shown_values",
            "SLIDER_STYLE", "WIDE", "SHOWN"]
@@ -188,7 +188,7 @@ class View:
         if self._still_allowed():  # a still for readers without a kernel (GitHub, nbviewer)
             bundle["image/png"] = base64.b64encode(still_png(self.fig, self.blitter)).decode("ascii")
         # What this display showed, kept beside it: a later cell that moved the
-        # view would leave the stored widget state differing from it (tests/test_stills.py).
+        # view would leave the stored widget state differing from it (tests/launcher/test_stills.py).
         shown = {"view": repr(self), "caption": self.describe(), "guess_first": self.guess_first,
                  "answered": self.answered(), "values": shown_values(self.widget)}
         return bundle, {SHOWN: shown}

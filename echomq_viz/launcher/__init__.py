@@ -1,0 +1,17 @@
+"""The face: the ``echomq-viz`` command and what it serves.
+
+The command itself (:mod:`.cli`), JupyterLab as ``lab`` runs it
+(:mod:`._jupyterlab`, :mod:`.lab_settings`), the app (Voila, :mod:`._voila`;
+its server :mod:`._app_server`, its kernels :mod:`._app_kernel`, its front page
+:mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
+a student's server on a JupyterHub (:mod:`.hub`), who may reach them
+(:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the
+reader's copy of the notebooks (:mod:`.notebook_copies`), trusted
+(:mod:`.trust`), the installed versions checked (:mod:`.versions`), the
+offline pages (:mod:`.export`) and the maintainers' tools: the stored stills
+(:mod:`._stills`), the re-run that stores them (:mod:`._refresh`), the
+Binder/Colab cell (:mod:`._notebook_chrome`) and the README's picture
+(:mod:`.readme_picture`).
+
+May import: every other layer. Nothing imports it but ``echomq_viz.__main__``.
+"""

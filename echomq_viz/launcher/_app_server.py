@@ -1,0 +1,225 @@
+"""The app's Voila server doing less per kernel message (see :mod:`echomq_viz.launcher._voila`),
+and culling only kernels whose page has left.
+
+In a class dragging sliders the server relays about seven messages per move.
+Two costs there were not relaying: the activity watcher's parsing of each
+message, and debug log records built only to be dropped.
+
+The app culls a kernel idle for 10 s with no page connected, so a closed
+tab frees its memory at once. A page still loading has no connection yet:
+its notebook still running on a busy server, or its browser still fetching
+the page's scripts. Such a kernel gets :data:`PAGE_LOAD_GRACE_S` idle
+seconds before it is culled as a page that never came.
+
+A class nobody can take down: at most ``AppKernelManager.max_kernels``
+kernels at once (``echomq-viz app --max-kernels N``; by default what the
+machine's available memory holds: :mod:`echomq_viz.launcher.seats`). A page asked
+for beyond that gets one friendly line and a 503, and starts no kernel
+(:class:`SeatedVoilaHandler`). Template paths that are no static file answer
+404 (:class:`TemplateFileHandler`), never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import tornado.web
+from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+from traitlets import Integer
+from voila.app import Voila
+from voila.static_file_handler import TemplateStaticFileHandler
+from voila.tornado.handler import TornadoVoilaHandler
+
+from echomq_viz.launcher import app_index
+from echomq_viz.launcher.notebook_copies import shipped_notebooks
+from echomq_viz.launcher.seats import class_full_line
+from echomq_viz.launcher.trust import trust_shipped
+
+__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S", "SeatedVoilaHandler", "TemplateFileHandler"]
+
+# How long a kernel whose page never connected may sit idle before it is culled: a
+# page's scripts load in seconds; with the cap, a server is never so busy that it takes longer.
+PAGE_LOAD_GRACE_S = 30
+_SEAT: contextvars.ContextVar["_Seat | None"] = contextvars.ContextVar("echomq_viz_seat", default=None)
+
+
+class _Seat:
+    """A page admitted but whose kernel is not counted yet."""
+
+    def __init__(self, manager: "AppKernelManager") -> None:
+        self.manager, self.held = manager, True
+        manager.admitting += 1
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.manager.admitting -= 1
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)  # as jupyter_server stamps activity
+
+
+class AppKernelManager(AsyncMappingKernelManager):
+    """jupyter_server's kernel manager with a cheaper activity watcher.
+
+    The watcher reads every message a kernel publishes, to keep the kernel's
+    last activity and execution state (what culling goes by).
+    jupyter_server's checks each message's signature and parses its dates,
+    a status message twice over: about a quarter of the server's CPU in a
+    class dragging sliders. This one parses the header, the parent header
+    and a status's content, and keeps the same two fields by the same rules.
+    Its socket only listens to the kernel, and nothing it reads is passed on.
+
+    Culling skips a kernel still starting (jupyter_server's culler fails on
+    it, with a traceback in the log) and gives one whose page never
+    connected :data:`PAGE_LOAD_GRACE_S` (see the module's docstring).
+    """
+
+    max_kernels = Integer(0, config=True, help="at most this many kernels at once; 0: no limit")
+    admitting = 0  # pages admitted whose kernel is still starting
+
+    def seats_taken(self) -> int:
+        return len(self._kernels) + self.admitting  # a kernel starting is still its page's seat
+
+    def admit(self) -> "_Seat | None":
+        """A seat for one more page, or None when the class is full."""
+        if self.max_kernels and self.seats_taken() >= self.max_kernels:
+            return None
+        return _Seat(self)
+
+    async def start_kernel(self, *args: Any, **kwargs: Any) -> str:
+        seat = _SEAT.get()
+        try:
+            return await super().start_kernel(*args, **kwargs)
+        finally:
+            if seat is not None:
+                seat.give_back()  # counted as a kernel from here on (or none was started)
+
+    def notify_connect(self, kernel_id: str) -> None:
+        super().notify_connect(kernel_id)
+        kernel = self._kernels.get(kernel_id)
+        if kernel is not None:
+            kernel.page_connected = True
+
+    async def cull_kernel_if_idle(self, kernel_id: str) -> None:
+        kernel = self._kernels.get(kernel_id)
+        if kernel is None or not kernel.trait_has_value("last_activity"):
+            return  # still starting: its activity is not watched yet
+        if (not getattr(kernel, "page_connected", False) and kernel.execution_state != "dead"
+                and utcnow() - kernel.last_activity < timedelta(seconds=PAGE_LOAD_GRACE_S)):
+            return  # its page is still loading
+        await super().cull_kernel_if_idle(kernel_id)
+
+    def start_watching_activity(self, kernel_id: str) -> None:
+        kernel = self._kernels[kernel_id]
+        kernel.reason = ""
+        kernel.last_activity = utcnow()
+        kernel._activity_stream = kernel.connect_iopub()
+        unpack = kernel.session.unpack  # jupyter_client's JSON reader (orjson when installed)
+
+        def record_activity(msg_list: list) -> None:
+            _, parts = kernel.session.feed_identities(msg_list)  # signature, header, parent, metadata, content
+            msg_type = unpack(parts[1]).get("msg_type")
+            parent_type = unpack(parts[2]).get("msg_type")
+            if (self.track_message_type(msg_type) or self.track_message_type(parent_type)
+                    or kernel.execution_state == "busy"):
+                self.last_kernel_activity = kernel.last_activity = utcnow()
+            if msg_type == "status":
+                state = unpack(parts[4]).get("execution_state")
+                if self.track_message_type(parent_type):
+                    kernel.execution_state = state
+                elif kernel.execution_state == "starting" and state != "starting":
+                    kernel.execution_state = "idle"
+
+        kernel._activity_stream.on_recv(record_activity)
+
+
+class SeatedVoilaHandler(TornadoVoilaHandler):
+    """Voila's notebook page, which starts a kernel, only while a seat is free;
+    over the cap one friendly line (503, Retry-After), and no kernel."""
+
+    async def get(self, path: Any = None) -> None:
+        manager = self.kernel_manager
+        admit = getattr(manager, "admit", None)
+        seat = admit() if admit is not None else None
+        if admit is not None and seat is None:
+            return self._full(manager)
+        token = _SEAT.set(seat)
+        try:
+            await super().get(path)
+        finally:
+            _SEAT.reset(token)
+            if seat is not None:
+                seat.give_back()
+
+    def _full(self, manager: AppKernelManager) -> None:
+        line = class_full_line(manager.seats_taken(), manager.max_kernels)
+        self.log.info("refused a page: %s", line)
+        self.set_status(503)
+        self.set_header("Retry-After", "60")
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>The class is full</title>'
+                    f'<meta name="viewport" content="width=device-width"></head><body style="font: 20px/1.5 '
+                    f'system-ui, sans-serif; margin: 3em auto; max-width: 34em; color: #1a1a1a">'
+                    f'<p role="status">{line[0].upper()}{line[1:]}.</p></body></html>\n')
+
+
+class TemplateFileHandler(TemplateStaticFileHandler):
+    """Voila's template files: only ``<template>/static/<path>`` is served;
+    any other path (``echomq-viz/conf.json``) is a 404, not a traceback."""
+
+    def parse_url_path(self, path: str) -> str:
+        parts = path.split("/", 2)
+        if len(parts) != 3 or parts[1] != "static" or not parts[0] or not parts[2]:
+            raise tornado.web.HTTPError(404)
+        return super().parse_url_path(path)
+
+    @classmethod
+    def get_absolute_path(cls, root: str, path: str) -> str:
+        try:
+            return super().get_absolute_path(root, path)
+        except (ValueError, AssertionError):  # a path normpath turned into another shape ("a/static/..")
+            raise tornado.web.HTTPError(404) from None
+
+
+class AppVoila(Voila):
+    """Voila, its logger filtering at its own level: traitlets keeps an
+    application's logger at DEBUG and filters in the handler, so every debug
+    call (one per kernel message) built a record only to drop it."""
+
+    def initialize(self, argv: Any = None) -> None:
+        super().initialize(argv)
+        self.log.setLevel(self.log_level)
+        self.log.addFilter(culling_as_info)
+        logging.getLogger("tornado.general").addFilter(culling_as_info)  # its websocket ping warning
+
+    def init_settings(self) -> dict:
+        settings = super().init_settings()
+        app_index.install(settings["voila_jinja2_env"], self.root_dir)  # the front page's cards
+        with contextlib.suppress(SystemExit):  # an installation without notebooks: nothing to trust
+            trust_shipped(Path(self.root_dir), shipped_notebooks(), say=self.log.warning)
+        return settings
+
+
+# Lines a teacher can do nothing with, one or two a page: jupyter_server's buffering of a closed
+# page's messages and its protocol adaptation; tornado 6.5's warning that jupyter_server's default
+# ping timeout (three intervals) is longer than the interval, which it then uses, as it always did;
+# Voila's note of the launcher's stop, which the launcher has just announced itself.
+UNACTIONABLE = ("Starting buffering for ", "Adapting from protocol version ", "The websocket_ping_timeout (",
+                "Handle signal ")
+
+
+def culling_as_info(record: logging.LogRecord) -> bool:
+    """A culled kernel is news, not a warning: its page has gone, as expected
+    (jupyter_server logs it as a WARNING, which alarms whoever reads the terminal).
+    The lines of :data:`UNACTIONABLE` are dropped."""
+    if record.levelno == logging.WARNING and str(record.msg).startswith("Culling "):
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+    return not str(record.msg).startswith(UNACTIONABLE)

@@ -1,0 +1,451 @@
+"""The ``echomq-viz`` command: the notebooks in JupyterLab, as a Voila app, or
+as offline HTML pages, with a private Redis.
+
+- ``echomq-viz lab``    open the notebooks in JupyterLab;
+- ``echomq-viz app``    serve them as a Voila app (no code, no tracebacks, one
+  page per notebook; idle kernels are culled);
+- ``echomq-viz redis``  run the embedded server in the foreground and say how
+  to connect to it;
+- ``echomq-viz clean``  remove the demo keys no live kernel owns from a Redis;
+- ``echomq-viz export`` write every notebook as an HTML page that renders its
+  widgets and figures with no network (see :mod:`echomq_viz.launcher.export`);
+- ``echomq-viz singleuser`` a student's server on a JupyterHub (see :mod:`echomq_viz.launcher.hub`).
+
+``lab`` and ``app`` start the embedded Redis (unless ``REDIS_URL`` is set, whose
+orphaned demo keys they then clean once) and hand its address to every kernel
+through ``REDIS_URL``. Options they do not know go to JupyterLab or Voila.
+Ctrl-C, SIGTERM or SIGHUP stops the server cleanly (it shuts its kernels down),
+then anything it left behind, then Redis: no redis-server, kernel, jupyter or
+voila process outlives the command. A second Ctrl-C stops everything at once.
+An embedded redis-server that dies is started again on the same address
+(empty), a few times at most, and each time one line says so. Every run starts
+by deleting what a killed run (``kill -9``) of this user left in the temp folder.
+The kernels of ``lab``, ``app``, ``singleuser`` and ``export`` talk over Unix
+sockets where their folder allows, and find Matplotlib's font cache built
+(see :mod:`echomq_viz.launcher._kernel_channels`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import importlib.util
+import os
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable, Sequence
+
+from echomq_viz.launcher._kernel_channels import ipc_options, runtime_dir, warm_font_cache
+from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
+from echomq_viz.launcher import exposure
+from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
+from echomq_viz.launcher.notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
+from echomq_viz.launcher.seats import MAX_KERNELS_RANGE, cap_line, default_max_kernels
+from echomq_viz.redis_side.server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
+from echomq_viz.launcher.versions import version_warning
+
+ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
+REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
+
+# Voila does not free a kernel when its page closes: cull idle ones.
+VOILA_CULLING = (
+    "--MappingKernelManager.cull_interval=5",
+    "--MappingKernelManager.cull_idle_timeout=10",
+)
+# On a busy server a cell's last outputs can come seconds after its reply; nbclient
+# waits 4 s for them, then renders the page without them (a page with no figure).
+VOILA_OUTPUT_WAIT = ("--VoilaExecutor.iopub_timeout=30",)
+# A visitor sees that a cell failed, never how (no traceback, no stderr).
+VOILA_NO_TRACEBACKS = (
+    "--VoilaConfiguration.show_tracebacks=False",
+    "--VoilaExecutor.cell_error_instruction=The details are in the server's log.",
+)
+# The app's pages load only the JupyterLab extensions they render with: another one
+# installed here (Notebook 7's, say) fails in a Voila page, with errors in its console.
+VOILA_EXTENSIONS = tuple(f"--VoilaConfiguration.extension_allowlist={name}" for name in (
+    "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager7",
+    "@voila-dashboards/widgets-manager8", "jupyter-matplotlib", "jupyterlab_pygments"))  # one option a name
+
+
+# The commands that start servers or kernels, each checking first the installed versions against the tested ranges
+STARTS_SERVERS = ("lab", "app", "redis", "export", "singleuser")
+
+
+def _require(module: str, package: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise SystemExit(f"echomq-viz: {package} is not installed here: pip install {package}")
+
+
+NOTEBOOKS_HELP = (f"the notebooks folder (default: notebooks/ in a checkout of this project, else your copy "
+                  f"of the shipped ones in ./{USER_FOLDER})")
+# lab saves what it opens: by default the reader's copy, so a clone's committed notebooks never change
+LAB_NOTEBOOKS_HELP = (f"the notebooks folder (default: your copy of the shipped ones in ./{USER_FOLDER}; "
+                      f"in a clone, --notebooks notebooks edits the committed ones)")
+
+
+# -- Redis for the kernels ---------------------------------------------------------------------
+
+
+def _say(line: str) -> None:
+    print(f"echomq-viz: {line}", file=sys.stderr, flush=True)
+
+
+def _sweep() -> None:
+    for path in sweep_leftovers():
+        _say(f"deleted {path}, left by a run that was killed")
+
+
+def _clean_orphans(url: str) -> int:
+    """``echomq_viz.experiments.live.clean_orphans`` on the Redis (or the cluster of the node) at ``url``: how many it removed."""
+    from echomq_viz.redis_side.cluster import connect_any
+    from echomq_viz.experiments.live import clean_orphans  # here, not above: the other commands need none of live
+
+    client = connect_any(url)
+    try:
+        return int(clean_orphans(client))
+    finally:
+        client.close()
+
+
+def _one_line(exc: BaseException, url: str) -> str:
+    text = redact_url(str(exc), (url,)).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _clean_at_start(url: str) -> None:
+    """Your Redis may hold demo keys of kernels that died: remove them once, never fatally."""
+    try:
+        removed = _clean_orphans(url)
+    except Exception as exc:  # the notebooks work without it: say why, go on
+        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc, url)}")
+        return
+    if removed:
+        _say(f"removed {removed} orphaned demo key(s) at {redact_url(url)}")
+
+
+def _redis_watch(server: RedisServer | None) -> Callable[[], bool] | None:
+    """For :func:`supervise`: report restarts of the embedded redis-server;
+    False, after one line saying why, once it is gone for good."""
+    if server is None:
+        return None
+
+    def watch() -> bool:
+        news = server.events()
+        # "died" may be read while the supervisor is still cleaning up: it ends the watch all the same
+        if server.running and server.death is None:
+            for line in news:
+                _say(line)
+            return True
+        news += server.events()  # it may have said why between the read above and its exit
+        for line in news:
+            if line != server.death:
+                _say(line)
+        _say(f"{server.death or 'the embedded redis-server is gone'}; stopping")
+        return False
+
+    return watch
+
+
+def _redis_pids(server: RedisServer | None) -> tuple[int, ...]:
+    return (server.supervisor_pid,) if server is not None and server.supervisor_pid else ()
+
+
+def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]] | None = None) -> int:
+    """Run ``argv`` (and what ``then`` returns, once Redis answers) with Redis, until it exits."""
+    _sweep()
+    url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
+    try:
+        argv = [*argv, *then()] if then is not None else argv  # e.g. lab's copy: written once Redis is checked
+        print(f"echomq-viz: notebooks use {'the embedded' if server else 'your'} Redis at {redact_url(url)}",
+              flush=True)
+        if server is None:
+            _clean_at_start(url)
+        print("echomq-viz: Ctrl-C stops the server, its kernels and the Redis it started", flush=True)
+        env = {**os.environ, **env, ENV_URL: url}
+        warm_font_cache(env)  # else a new home's first kernel may say it builds one, in the notebook
+        return supervise(argv, env, keep=_redis_pids(server),
+                         watch=_redis_watch(server))
+    finally:
+        if server is not None:
+            server.stop()
+        _say("stopped")  # the last line: nothing it started is left
+
+
+def _public(command: str, args: argparse.Namespace, extra: Sequence[str], run_dir: Path) -> dict[str, str]:
+    """With --public: the token and links files, the warning; what the server's environment needs."""
+    port = exposure.port(command, args.port, args.public)
+    return exposure.Publication.of(command, extra, port, run_dir).announce(_say) if args.public else {}
+
+
+# -- the commands ---------------------------------------------------------------------------------
+
+
+def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    _require("jupyterlab", "jupyterlab")
+    chosen = notebooks_dir(args.notebooks, say=_say) if args.notebooks is not None else None
+    # echomq_viz.launcher._jupyterlab: JupyterLab itself, without a false deprecation warning
+    argv = [sys.executable, "-m", "echomq_viz.launcher._jupyterlab", *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
+    port = exposure.port("lab", args.port, args.public)
+    if port is not None:
+        argv += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
+    if args.no_browser:
+        argv.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines often run as root
+    argv += ipc_options(runtime_dir())  # JupyterLab's kernels: connection files in the runtime folder
+    with owned_tempdir("echomq-viz-lab-") as run_dir:
+        env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
+        return _serve([*argv, *extra], env,
+                      then=lambda: [f"--ServerApp.root_dir={chosen or lab_notebooks(say=_say)}"])
+
+
+def app_environment(inspect_any: bool) -> dict[str, str]:
+    """What the app's kernels get besides ``REDIS_URL``."""
+    return {ENV_INSPECT: "any" if inspect_any else "own"}
+
+
+def kernel_transport(run_dir: Path) -> list[str]:
+    """The app's kernels on Unix sockets in the run's private folder (Voila
+    puts their connection files in a ``voila_XXXXXXXX`` folder there), where
+    their paths fit: see :mod:`echomq_viz.launcher._kernel_channels`."""
+    return ipc_options(run_dir, below="voila_12345678")
+
+
+def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    _require("voila", "voila")
+    extra = exposure.for_voila(extra)
+    root = notebooks_dir(args.notebooks, say=_say)
+    # echomq_viz.launcher._voila: Voila itself, with a reader that one odd client cannot stall
+    argv = [sys.executable, "-m", "echomq_viz.launcher._voila", str(root), *exposure.pinned("--Voila.ip", extra),
+            *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
+    seats = args.max_kernels or default_max_kernels()
+    argv.append(f"--AppKernelManager.max_kernels={seats}")
+    port = exposure.port("app", args.port, args.public)
+    if port is not None:
+        argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
+    if args.no_browser:
+        argv.append("--no-browser")
+    # Voila's own temp folder (kernel connection files) inside this run's, so
+    # a killed run leaves one folder, which the next run deletes.
+    with owned_tempdir("echomq-viz-app-") as run_dir:
+        argv += [f"--Voila.connection_dir_root={run_dir}", *kernel_transport(run_dir)]
+        env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
+
+        def say_the_cap() -> list[str]:  # once Redis answered: a bad REDIS_URL stays the one line
+            _say(cap_line(seats, chosen=args.max_kernels is not None))
+            return []
+        return _serve([*argv, *extra], env, then=say_the_cap)
+
+
+def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """A student's server on a JupyterHub: see :mod:`echomq_viz.launcher.hub`."""
+    _require("jupyterhub", "jupyterhub")
+    from echomq_viz.launcher.hub import singleuser_argv, singleuser_env, student_notebooks  # only this command needs them
+
+    root = student_notebooks(args.notebooks, say=_say)
+    with owned_tempdir("echomq-viz-hub-") as run_dir:
+        return _serve(singleuser_argv(root, extra), singleuser_env(run_dir))
+
+
+def _write_connect_file(server: RedisServer) -> Path:
+    """A 0600 file in the server's 0700 folder setting REDIS_URL and
+    REDISCLI_AUTH: how this user reaches the server without the password on screen."""
+    path = Path(server.dir, "connect.env")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"export {ENV_URL}='{server.url}'\nexport REDISCLI_AUTH='{server.password}'\n")
+    return path
+
+
+def cmd_redis(args: argparse.Namespace) -> int:
+    _sweep()
+    server = RedisServer(port=args.port, restarts=REDIS_RESTARTS).start()
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
+    try:
+        print(f"Redis {server.version()} running, pid {server.pid}, private to this user.")
+        if server.port:
+            print("Connect from a shell (the file, yours only, sets REDIS_URL and REDISCLI_AUTH):")
+            print(f"  . {_write_connect_file(server)}")
+            print(f"  redis-cli -p {server.port}")
+        else:
+            print("Connect from a shell or a notebook with:")
+            print(f"  export {ENV_URL}='{server.url}'")
+            print(f"  redis-cli -s {server.socket_path}")
+        print("Ctrl-C stops it and deletes its data.", flush=True)
+        watch = _redis_watch(server)
+        while not stop.wait(0.5):
+            if not watch():
+                return 1
+    finally:
+        server.stop()
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+    return 0
+
+
+def _on_named_redis(command: str, args: argparse.Namespace, which: str, action: Callable[[str], object]):
+    """``(url, action(url))`` on the Redis ``--url`` or ``REDIS_URL`` names; without one, or when
+    ``action`` fails (a bad name, a user without the right), one line on stderr and None."""
+    url = args.url or os.environ.get(ENV_URL)
+    if not url:
+        print(f"echomq-viz {command}: which Redis? set REDIS_URL{which} or give --url URL", file=sys.stderr)
+        return None
+    try:
+        return url, action(url)
+    except RedisUnavailable:
+        raise
+    except Exception as exc:  # one line, nothing half done
+        print(f"echomq-viz {command}: {_one_line(exc, url)}", file=sys.stderr)
+        return None
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    done = _on_named_redis("clean", args, "", _clean_orphans)
+    if done is None:
+        return 2
+    url, removed = done
+    print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
+    return 0
+
+
+def cmd_acl(args: argparse.Namespace) -> int:
+    """``acl add NAME --out FILE``: a Redis user of the student's own, its URL into FILE, never shown."""
+    from echomq_viz.redis_side.acl import write_student_url
+
+    done = _on_named_redis("acl", args, " (an operator's URL)", lambda url: write_student_url(url, args.name, args.out))
+    if done is None:
+        return 2
+    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys; its REDIS_URL is in {done[1]} "
+          "(only you can read it)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from echomq_viz.launcher.export import ExportError, export_notebooks
+
+    try:
+        written = export_notebooks(
+            notebooks_dir(args.notebooks, say=_say), Path(args.out), names=args.names or None,
+            cache_dir=Path(args.cache) if args.cache else None, execute=not args.no_execute,
+            log=lambda line: print(line, flush=True),
+        )
+    except ExportError as exc:
+        print(f"echomq-viz export: {redact_url(str(exc))}", file=sys.stderr)
+        return 2
+    print(f"echomq-viz: {len(written)} pages in {Path(args.out).resolve()}; "
+          "open them from disk, no network needed")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="echomq-viz",
+        description="The notebooks in JupyterLab, as a Voila app or as offline HTML pages, "
+                    "with a private Redis.",
+        epilog="Options lab and app do not know go to JupyterLab or Voila, "
+               "e.g. echomq-viz app --theme=dark")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,acl,export,singleuser}")
+    parser.commands = {}  # name -> its parser, for errors found after parsing
+    for name, helptext, portname in (
+        ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
+        ("app", "serve the notebooks as a Voila app with the embedded Redis", "Voila's"),
+    ):
+        command = sub.add_parser(name, help=helptext)
+        command.add_argument("--port", type=int, help=f"{portname} port (fails if it is taken)")
+        command.add_argument("--no-browser", action="store_true", help="do not open a browser")
+        command.add_argument("--notebooks", metavar="DIR", help=LAB_NOTEBOOKS_HELP if name == "lab" else NOTEBOOKS_HELP)
+        command.add_argument("--public", action="store_true", help=exposure.PUBLIC_HELP.format(
+            port=exposure.PUBLIC_PORTS[name]))
+        parser.commands[name] = command
+    parser.commands["app"].add_argument(
+        "--max-kernels", type=int, metavar="N",
+        help="at most N visitors' kernels at once; a page beyond them gets one line, 'the class is full' "
+             "(default: what the available memory holds, about 110 MB a kernel)")
+    parser.commands["app"].add_argument(
+        "--inspect-any", action="store_true",
+        help=f"let the inspector notebook reach any Redis URL a visitor types ({ENV_INSPECT}=any for "
+             f"the kernels); by default it reaches only the app's own Redis ({ENV_INSPECT}=own)")
+    redis_cmd = sub.add_parser("redis", help="run the embedded Redis in the foreground")
+    parser.commands["redis"] = redis_cmd
+    redis_cmd.add_argument("--port", type=int, default=None,
+                           help="serve on 127.0.0.1:PORT (0 picks one) with a fresh password, "
+                                "instead of a unix socket")
+    clean = sub.add_parser("clean", help="remove the demo keys no live kernel owns from REDIS_URL")
+    parser.commands["clean"] = clean
+    clean.add_argument("--url", help="this Redis instead of REDIS_URL")
+    acl = sub.add_parser("acl", help="a Redis user per student on a shared Redis")
+    parser.commands["acl"] = acl
+    acl_sub = acl.add_subparsers(dest="action", required=True, metavar="{add}")
+    acl_add = acl_sub.add_parser("add", help="create or update the user NAME (a fresh password) that reaches only "
+                                 "its own demo keys, and write its REDIS_URL to FILE (0600), never shown")
+    acl_add.add_argument("name", metavar="NAME", help="the student's name (on a hub: their hub user name)")
+    acl_add.add_argument("--out", metavar="FILE", required=True, help="where the student's REDIS_URL goes")
+    acl_add.add_argument("--url", help="the operator's Redis URL instead of REDIS_URL")
+    export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
+    export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
+    export.add_argument("--out", default="build/html", help="output folder (default build/html)")
+    export.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
+    export.add_argument("--cache", metavar="DIR",
+                        help="where the fetched JavaScript is kept (default ~/.cache/echomq-viz)")
+    export.add_argument("--no-execute", action="store_true",
+                        help="use the outputs and widget state stored in the notebooks as they are "
+                             "(their figures are blank: only a run records them)")
+    singleuser = sub.add_parser("singleuser", help="a student's server on a JupyterHub, in place of "
+                                "jupyterhub-singleuser: the notebooks copied into the home, a private Redis")
+    singleuser.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default: the student's "
+                            f"copy in ~/{USER_FOLDER}, made or updated now)")
+    parser.commands["singleuser"] = singleuser
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command not in ("lab", "app", "singleuser"):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    seats = getattr(args, "max_kernels", None)
+    if seats is not None and not MAX_KERNELS_RANGE[0] <= seats <= MAX_KERNELS_RANGE[1]:
+        parser.commands[args.command].error(f"argument --max-kernels: must be in {MAX_KERNELS_RANGE[0]}.."
+                                            f"{MAX_KERNELS_RANGE[1]}, got {seats}")
+    port = getattr(args, "port", None)
+    if port is not None and not 0 <= port <= 65535:
+        parser.commands[args.command].error(f"argument --port: port {port} is outside 0..65535")
+    if args.command in ("lab", "app") and (refusal := exposure.refusal(args.command, extra, public=args.public,
+                                                                       port=args.port)):
+        print(refusal, file=sys.stderr)  # before anything starts or is copied
+        return 2
+    if args.command in STARTS_SERVERS and (outside := version_warning()):
+        _say(outside)  # before anything starts: a package outside its tested range is named first
+    try:
+        if args.command == "redis":
+            return cmd_redis(args)
+        if args.command == "export":
+            return cmd_export(args)
+        if args.command == "clean":
+            return cmd_clean(args)
+        if args.command == "acl":
+            return cmd_acl(args)
+        if args.command == "app":
+            return cmd_app(args, extra)
+        if args.command == "singleuser":
+            return cmd_singleuser(args, extra)
+        return cmd_lab(args, extra)
+    except RedisUnavailable as exc:
+        print(f"echomq-viz: {redact_url(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # what was made is gone already (each folder is removed on the way out); say where room is missing
+        folder = os.path.dirname(exc.filename) if exc.filename else tempfile.gettempdir()
+        print(f"echomq-viz: no space left in {folder}: free some there (a run needs about 100 KB), or set TMPDIR "
+              "to a folder with room", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,395 @@
+"""Every notebook as a static HTML page that renders its widgets and ipympl
+figures from the stored widget state, with no network at all.
+
+``jupyter nbconvert --to html`` alone loads its widget JavaScript from public
+CDNs. Here the three pieces are fetched once, at build time, and copied next
+to the pages:
+
+- ``@jupyter-widgets/html-manager@^1`` (``dist/embed-amd.js``, the widget
+  manager for ipywidgets 8, and its icon fonts) and ``requirejs``
+  (``require.js``), taken from the npm registry with ``npm pack`` into a
+  cache folder (``~/.cache/echomq-viz/js`` by default; nothing of it is
+  committed);
+- ipympl's AMD bundle, shipped in its wheel as
+  ``share/jupyter/nbextensions/jupyter-matplotlib/index.js``, which the page
+  finds through a ``require.config`` path.
+
+A figure only reaches the widget state when something renders it, and a
+headless run never does. So each notebook is run here (its own kernel, the
+embedded Redis or ``REDIS_URL``), then one more hidden cell stores every
+ipympl canvas's current image and size in the state
+(:func:`echomq_viz.widgets.canvas.snapshot_figures`); that cell is not part of
+the page.
+
+Output layout::
+
+    OUT/index.html                      (the notebooks as cards, as the app's front page)
+    OUT/01-one-score-two-keys.html ...
+    OUT/static/require.js
+    OUT/static/embed-amd.js
+    OUT/static/jupyter-matplotlib/index.js
+    OUT/@jupyter-widgets/[html-manager/dist/]*.woff2  (icon fonts, where its CSS looks)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterable, Sequence
+
+from echomq_viz.launcher._kernel_channels import private_kernel_config
+from echomq_viz.launcher._stills import WIDGET_STATE
+from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
+from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
+
+__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "fetch_js_assets",
+           "ipympl_bundle", "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
+           "SNAPSHOT_NOTICE_HTML"]
+
+STATIC = "static"  # the folder beside the pages holding the JavaScript
+
+
+class ExportError(RuntimeError):
+    """The export could not be done; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class JsAsset:
+    """Files out of one npm package: (tarball member pattern, folder beside
+    the pages) pairs; each matching member keeps its file name."""
+
+    spec: str  # what ``npm pack`` is given
+    files: tuple[tuple[str, str], ...]
+
+
+JS_ASSETS = (
+    JsAsset("@jupyter-widgets/html-manager@^1", (
+        ("package/dist/embed-amd.js", STATIC),
+        # its icon fonts (Font Awesome, for button icons), in the two folders
+        # its two bundled stylesheets look in; woff2 is enough for browsers today
+        ("package/dist/*.woff2", "@jupyter-widgets/html-manager/dist"),
+        ("package/dist/*.woff2", "@jupyter-widgets"),
+    )),
+    JsAsset("requirejs@^2", (("package/require.js", STATIC),)),
+)
+
+
+# Run after the notebook's own cells: put each figure's current image into the
+# widget state (see echomq_viz.widgets.canvas.snapshot_figures). Prints nothing.
+_SNAPSHOT_CELL = """\
+from echomq_viz.widgets.canvas import snapshot_figures as _echomq_viz_snapshot_figures
+_echomq_viz_snapshot_figures()
+del _echomq_viz_snapshot_figures
+"""
+
+SNAPSHOT_NOTICE_HTML = "This page is a snapshot: run <code>echomq-viz lab</code> to move the sliders."
+
+# The lab template, plus: ipympl's module path for require.js, and MathJax only
+# when a notebook has maths (it is the one piece still taken from a CDN).
+_TEMPLATE = """\
+{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}
+{{ super() }}
+<script>require.config({paths: {"jupyter-matplotlib": "__STATIC__/jupyter-matplotlib/index"}});</script>
+{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}
+{%- if resources.echomq_viz_mathjax -%}{{ super() }}{%- endif -%}
+{%- endblock html_head_js_mathjax -%}
+{%- block extra_css -%}
+{{ super() }}
+<style>/* JupyterLab gives widgets its UI font; a static page must say so itself */
+.jupyter-widgets, .jupyter-widgets input, .jupyter-widgets button, .jupyter-widgets select,
+.widget-readout { font-family: var(--jp-ui-font-family); }
+/* prompts and code comments at a contrast of at least 4.5:1 on their backgrounds (WCAG AA) */
+body.jp-Notebook { --jp-cell-prompt-not-active-opacity: 1; --jp-cell-prompt-not-active-font-color: #595959;
+  --jp-cell-inprompt-font-color: #1f5890; --jp-cell-outprompt-font-color: #a3402a;
+  --jp-mirror-editor-comment-color: #3b6363; --jp-mirror-editor-number-color: #007a00;
+  --jp-mirror-editor-operator-color: #8a1ccf; --jp-mirror-editor-meta-color: #8a1ccf;
+  --jp-mirror-editor-atom-color: #4d4dcc; --jp-mirror-editor-quote-color: #007a00;
+  --jp-mirror-editor-bracket-color: #6b6b45; --jp-mirror-editor-error-color: #c00000; }
+/* links in prose told apart by more than their colour */
+.jp-RenderedHTMLCommon a, .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline !important; }
+.echomq-viz-snapshot { margin: 0 0 1em; padding: 0.5em 1em; border-left: 4px solid #1f5890;
+  background: #eef3f8; color: #1a1a1a; font-family: var(--jp-ui-font-family); }
+.echomq-viz-snapshot code { color: inherit; }
+__APP_PAGE_CSS__
+</style>
+{%- endblock extra_css -%}
+{%- block body_header -%}
+{{ super() }}
+<p class="echomq-viz-snapshot" role="note">__NOTICE__</p>
+{%- endblock body_header -%}
+{%- block footer_js -%}
+{{ super() }}
+<script>__NAME_HANDLES__
+__LABEL_FIGURES__
+/* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either. */
+new MutationObserver(() => {
+  document.querySelectorAll(".noUi-handle:not([aria-disabled])").forEach(h => h.setAttribute("aria-disabled", "true"));
+  document.querySelectorAll(".jupyter-matplotlib-button:not([disabled])").forEach(b => { b.disabled = true; });
+}).observe(document.documentElement, {childList: true, subtree: true});
+</script>
+{%- endblock footer_js -%}
+""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
+for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LABEL_FIGURES__", "label-figures.js"),
+                        ("__APP_PAGE_CSS__", "app-page.css")):
+    # the app's own scripts and page style (its Voila template), the same on the offline pages
+    _TEMPLATE = _TEMPLATE.replace(_marker, (TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / _script).read_text(
+        encoding="utf-8").strip())
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+def fetch_js_assets(cache_dir: Path | None = None, *, log: Callable[[str], None] = lambda _: None,
+                    assets: Sequence[JsAsset] = JS_ASSETS) -> dict[str, Path]:
+    """The ``assets`` (by default the widget manager with its icon fonts, and
+    require.js), from the cache or ``npm pack``.
+
+    Each package is packed once into ``cache_dir/js/<spec>/`` and the files
+    needed are unpacked beside its tarball (with a ``files.json`` listing
+    them); later builds need no network. Returns path beside the pages ->
+    cached file.
+    """
+    root = (cache_dir or cache_root()) / "js"
+    found: dict[str, Path] = {}
+    for asset in assets:
+        folder = root / _slug(asset.spec)
+        with one_process_at_a_time(folder):
+            found.update(_cached_or_fetched(asset, folder, log))
+    return found
+
+
+def _cached_or_fetched(asset: JsAsset, folder: Path, log: Callable[[str], None]) -> dict[str, Path]:
+    listing = folder / "files.json"
+    wanted = [list(pair) for pair in asset.files]
+    try:
+        recorded = json.loads(listing.read_text())
+        targets = {name: folder / "files" / name for name in recorded["files"]}
+        if recorded["patterns"] == wanted and targets and all(target.is_file() for target in targets.values()):
+            return targets
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    tarballs = sorted(folder.glob("*.tgz"))  # packed before: no network needed
+    tarball = tarballs[-1] if tarballs else _npm_pack(asset.spec, folder, log)
+    shutil.rmtree(folder / "files", ignore_errors=True)
+    targets = _extract(tarball, asset.files, folder / "files")
+    listing.write_text(json.dumps({"patterns": wanted, "files": sorted(targets)}))
+    return targets
+
+
+def _npm_pack(spec: str, folder: Path, log: Callable[[str], None]) -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ExportError("npm is needed once, to fetch the widget JavaScript from the npm registry "
+                          "(install Node.js, e.g. apt-get install npm)")
+    log(f"fetching {spec} with npm pack into {folder}")
+    out = run_npm(npm, ["pack", spec, "--json", "--ignore-scripts", "--pack-destination", str(folder)],
+                  cwd=folder, what=f"npm pack {spec}", error=ExportError)
+    try:
+        filename = json.loads(out)[0]["filename"]
+    except (ValueError, LookupError, TypeError):
+        raise ExportError(f"npm pack {spec}: unexpected output {out[:200]!r}") from None
+    # npm names scoped tarballs "scope-name-1.2.3.tgz"
+    tarball = folder / filename.replace("@", "").replace("/", "-")
+    if not tarball.is_file():
+        candidates = sorted(folder.glob("*.tgz"))
+        if not candidates:
+            raise ExportError(f"npm pack {spec} wrote no tarball into {folder}")
+        tarball = candidates[-1]
+    return tarball
+
+
+def _extract(tarball: Path, patterns: Iterable[tuple[str, str]], into: Path) -> dict[str, Path]:
+    """Unpack the regular files matching each pattern to ``into/<folder>/<name>``."""
+    found: dict[str, Path] = {}
+    with tarfile.open(tarball, "r:gz") as archive:
+        members = [info for info in archive.getmembers() if info.isfile()]
+        for pattern, folder in patterns:
+            matched = [info for info in members if fnmatch.fnmatchcase(info.name, pattern)]
+            if not matched:
+                raise ExportError(f"{tarball.name} has no {pattern}")
+            for info in matched:
+                name = f"{folder}/{PurePosixPath(info.name).name}"
+                target = into / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                handle = archive.extractfile(info)
+                assert handle is not None
+                partial = target.with_name(target.name + ".part")
+                partial.write_bytes(handle.read())
+                partial.replace(target)
+                found[name] = target
+    return found
+
+
+def ipympl_bundle() -> Path:
+    """ipympl's AMD bundle for static pages, as its wheel installed it."""
+    relative = "share/jupyter/nbextensions/jupyter-matplotlib/index.js"
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        dist = distribution("ipympl")
+        for file in dist.files or ():
+            if str(file).replace("\\", "/").endswith(relative):
+                path = Path(dist.locate_file(file)).resolve()
+                if path.is_file():
+                    return path
+    except PackageNotFoundError:
+        raise ExportError("ipympl is not installed: pip install ipympl") from None
+    from jupyter_core.paths import jupyter_path
+
+    for base in jupyter_path("nbextensions"):
+        path = Path(base, "jupyter-matplotlib", "index.js")
+        if path.is_file():
+            return path
+    raise ExportError(f"ipympl's static bundle ({relative}) is not installed with it")
+
+
+def _has_maths(nb) -> bool:
+    return any(cell.cell_type == "markdown" and ("$" in cell.source or "\\begin{" in cell.source)
+               for cell in nb.cells)
+
+
+def execute_with_widgets(nb, path: Path, timeout: int) -> None:
+    """Run the notebook in a fresh kernel, then store the figures' images: in
+    the widget state, and as each view's still
+    (:func:`echomq_viz.launcher._stills.store_stills`)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    snapshot = nbformat.v4.new_code_cell(_SNAPSHOT_CELL)
+    nb.cells.append(snapshot)
+    try:
+        with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        nb.cells.remove(snapshot)
+    from echomq_viz.launcher._stills import store_stills
+
+    store_stills(nb)
+
+
+def freeze_controls(nb) -> int:
+    """Switch off every control in the notebook's stored widget state, and
+    the figures' toolbars and resize handles: on a page without a kernel they
+    would move without effect. Returns how many controls it switched off."""
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    frozen = 0
+    for model in state.values():
+        attributes = model.get("state", {})
+        if "disabled" in attributes:
+            attributes["disabled"] = True
+            frozen += 1
+        if model.get("model_name") == "MPLCanvasModel":
+            attributes.update(toolbar_visible=False, resizable=False, capture_scroll=False)
+    return frozen
+
+
+def _exporter():
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    return HTMLExporter(
+        template_name="lab",
+        extra_loaders=[DictLoader({"echomq_viz_offline.html.j2": _TEMPLATE})],
+        template_file="echomq_viz_offline.html.j2",
+        widget_renderer_url=f"{STATIC}/embed-amd.js",
+        require_js_url=f"{STATIC}/require.js",
+    )
+
+
+def export_notebooks(
+    notebooks: Path, out: Path, *, names: Sequence[str] | None = None, cache_dir: Path | None = None,
+    execute: bool = True, timeout: int = 600, log: Callable[[str], None] = lambda _: None,
+) -> list[Path]:
+    """Write ``out/<notebook>.html`` for every notebook (or the ``names``
+    given) and the JavaScript they need under ``out/static/``.
+
+    :param execute: run each notebook first (the default) so its figures are
+        in the widget state; False keeps the stored outputs and state as they are.
+    :returns: the pages written.
+    """
+    import nbformat
+
+    paths = _select(notebooks, names)
+    assets = fetch_js_assets(cache_dir, log=log)
+    for name, source in {**assets, f"{STATIC}/jupyter-matplotlib/index.js": ipympl_bundle()}.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, out / name)
+
+    exporter = _exporter()
+    written = []
+    with redis_for_kernels(execute):
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            if execute:
+                log(f"running {path.name}")
+                try:
+                    execute_with_widgets(nb, path, timeout)
+                except Exception as exc:  # a failing cell: say which notebook
+                    raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
+                                      f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+                                      ) from exc
+            elif "widgets" not in nb.metadata:
+                log(f"note: {path.name} has no stored widget state; its widgets will not render")
+            freeze_controls(nb)
+            body, _ = exporter.from_notebook_node(
+                nb, resources={"echomq_viz_mathjax": _has_maths(nb), "metadata": {"name": path.stem}})
+            page = out / f"{path.stem}.html"
+            page.write_text(body, encoding="utf-8")
+            log(f"wrote {page}")
+            written.append(page)
+    if not names:  # the whole set: its front page too (a subset would hide the others)
+        from echomq_viz.launcher.app_index import write_offline_index
+
+        log(f"wrote {write_offline_index(notebooks, [path.name for path in paths], out)}")
+    return written
+
+
+def _select(notebooks: Path, names: Iterable[str] | None) -> list[Path]:
+    if not names:
+        paths = sorted(notebooks.glob("*.ipynb"))
+        if not paths:
+            raise ExportError(f"no notebooks in {notebooks}")
+        return paths
+    paths = []
+    for name in names:
+        candidate = Path(name)
+        if not candidate.is_file():
+            candidate = notebooks / Path(name).name
+        if not candidate.is_file():
+            raise ExportError(f"no notebook {name}")
+        paths.append(candidate)
+    return paths
+
+
+class redis_for_kernels:
+    """While running notebooks: ``REDIS_URL`` as given, else one private
+    embedded server shared by their kernels, stopped afterwards."""
+
+    def __init__(self, needed: bool) -> None:
+        self.needed = needed
+        self.server = None
+
+    def __enter__(self):
+        from echomq_viz.redis_side.server import ENV_URL, url_or_private_server
+
+        if self.needed:
+            url, self.server = url_or_private_server()
+            os.environ[ENV_URL] = url
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from echomq_viz.redis_side.server import ENV_URL
+
+        if self.server is not None:
+            os.environ.pop(ENV_URL, None)
+            self.server.stop()

@@ -1,0 +1,13 @@
+"""The Redis side: a real redis-server, who owns which keys, and the Lua scripts.
+
+A private embedded server or the one ``REDIS_URL`` names (:mod:`.server`, kept
+alive by :mod:`._supervisor`, its processes and folders tracked by
+:mod:`._process`), which kernel owns which demo keys on a shared server
+(:mod:`.owners`), a Redis user per student (:mod:`.acl`), a small local
+cluster (:mod:`.cluster`), what a Redis error means in one line
+(:mod:`.redis_errors`), and the scripts in ``lua/``: loaded strictly
+(:mod:`.lua_loader`), called from Python (:mod:`.scripts`), pipelined
+(:mod:`.script_stream`).
+
+May import: :mod:`echomq_viz.core`.
+"""

@@ -1,0 +1,172 @@
+"""Checks of a rendered page that ride on a page load the browser tests
+already make: the same page resized to each of :data:`SIZES`, a screenshot
+of each under build/screenshots/, and one assertion listing every problem:
+
+- an output area that scrolls or clips sideways, a figure or image wider
+  than its output area, a page that scrolls sideways, a view's text cut
+  (a button label, a preformatted line), a slider's readout on its track;
+- a figure shown smaller than drawn, so that its smallest text (12 px at
+  full size, held there by tests/figures/test_visual.py) falls below 11 px;
+- a label of a control in type under 11 px, or with a WCAG contrast below
+  4.5:1 on what it stands on;
+- with a :class:`Watch` attached before the page loaded: a request to
+  another host, an error in the console.
+"""
+
+from __future__ import annotations
+
+import time
+from importlib.metadata import version
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from echomq_viz.figures import visual
+
+SIZES = ((1400, 900), (1024, 768))
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1", "")
+
+
+def _jupyterlab_before(major: int, minor: int) -> bool:
+    return tuple(int(part) for part in version("jupyterlab").split(".")[:2]) < (major, minor)
+
+
+# Errors of JupyterLab's own code, not of our pages, tolerated only at the versions that have them:
+# (message, where its stack must point). Before 4.5, JupyterLab's table of contents can keep a stale
+# heading index while Run All re-renders the markdown cells, then throws in its getIdForHeading
+# (jupyterlab/jupyterlab#17706, fixed by #17720); the lowest-versions CI run met it at 4.0.2.
+UPSTREAM_PAGE_ERRORS = ((("Cannot read properties of undefined (reading 'type')", "/static/lab/jlab_core."),)
+                        if _jupyterlab_before(4, 5) else ())
+
+LAYOUT_JS = """([minScale]) => {
+  const problems = [];
+  const name = el => (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/)[0] : el.tagName);
+  const root = document.scrollingElement;
+  if (root.scrollWidth > root.clientWidth + 1)
+    problems.push(`the page scrolls sideways: ${root.scrollWidth} px in ${root.clientWidth}`);
+  for (const panel of document.querySelectorAll('.jp-WindowedPanel-outer'))
+    if (panel.scrollWidth > panel.clientWidth + 1)
+      problems.push(`the notebook scrolls sideways: ${panel.scrollWidth} px in ${panel.clientWidth}`);
+  const areas = [...document.querySelectorAll('.jp-OutputArea-output, .output_subarea')];
+  for (const area of areas) {
+    const box = area.getBoundingClientRect();
+    if (!box.width) continue;
+    if (area.scrollWidth > area.clientWidth + 1)
+      problems.push(`an output scrolls or clips sideways: ${area.scrollWidth} px in ${area.clientWidth}`);
+    for (const el of area.querySelectorAll('canvas, img, .jupyter-matplotlib, .widget-box, .widget-inline-hbox, .widget-toggle-buttons')) {
+      const r = el.getBoundingClientRect();
+      if (r.width && r.right > box.right + 1)
+        problems.push(`${name(el)} ${Math.round(r.width)} px wide runs ${Math.round(r.right - box.right)} px past its output (${Math.round(box.width)} px)`);
+    }
+  }
+  for (const el of document.querySelectorAll('.jupyter-widgets pre, .widget-html-content, .widget-label, .widget-button, .widget-toggle-button')) {
+    if (el.getBoundingClientRect().width && el.scrollWidth > el.clientWidth + 1)
+      problems.push(`text runs out of its ${name(el)}: "${el.innerText.trim().slice(0, 40)}" needs ${el.scrollWidth} px of ${el.clientWidth}`);
+  }
+  for (const slider of document.querySelectorAll('.widget-hslider')) {
+    const readout = slider.querySelector('.widget-readout'), track = slider.querySelector('.noUi-target');
+    if (!readout || !track || !readout.getBoundingClientRect().width) continue;
+    const gap = readout.getBoundingClientRect().left - track.getBoundingClientRect().right;
+    if (gap < 0) problems.push(`a slider's readout "${readout.innerText.trim()}" sits ${Math.round(-gap)} px on its track`);
+  }
+  for (const canvas of document.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')) {
+    const drawn = canvas.width / (window.devicePixelRatio || 1);
+    const shown = canvas.getBoundingClientRect().width;
+    if (drawn && shown && shown / drawn < minScale)
+      problems.push(`a figure drawn ${Math.round(drawn)} px wide is shown at ${Math.round(shown)} px: its text below 11 px`);
+  }
+  const rgba = s => { const m = s.match(/[\\d.]+/g) || []; return m.length >= 3 ? [+m[0], +m[1], +m[2], m.length > 3 ? +m[3] : 1] : [0, 0, 0, 0]; };
+  const lum = ([r, g, b]) => { const f = c => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+                               return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const over = (top, under) => top.slice(0, 3).map((c, i) => c * top[3] + under[i] * (1 - top[3]));
+  const background = el => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = rgba(getComputedStyle(e).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
+    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255]); };
+  const labels = '.widget-label, .widget-readout, .widget-button, .widget-toggle-button, .widget-checkbox label, .widget-html-content, .widget-label-basic';
+  for (const el of document.querySelectorAll(labels)) {
+    if (!el.innerText.trim() || !el.getBoundingClientRect().width || el.closest(':disabled, .mod-disabled, [disabled]')) continue;
+    const style = getComputedStyle(el);
+    if (parseFloat(style.fontSize) < 11)
+      problems.push(`"${el.innerText.trim().slice(0, 40)}" in ${style.fontSize} type`);
+    const bg = background(el);
+    const fg = over(rgba(style.color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) problems.push(`"${el.innerText.trim().slice(0, 40)}" at ${ratio.toFixed(2)}:1`);
+  }
+  return problems;
+}"""
+
+
+class Watch:
+    """What a page asks and logs from the moment it is attached: requests to
+    another host, console errors. Attach it before the page loads."""
+
+    def __init__(self, page, *, allowed_errors: tuple[str, ...] = ()) -> None:
+        self.foreign: list[str] = []
+        self.errors: list[str] = []
+        self.allowed_errors = allowed_errors
+        page.on("request", self._request)
+        page.on("console", self._console)
+        page.on("pageerror", self._page_error)
+
+    def _request(self, request) -> None:
+        parts = urlsplit(request.url)
+        if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname not in LOCAL_HOSTS:
+            self.foreign.append(request.url)
+
+    def _console(self, message) -> None:
+        if message.type == "error" and not any(text in message.text for text in self.allowed_errors):
+            self.errors.append(message.text[:300])
+
+    def _page_error(self, error) -> None:
+        where = next((line.strip() for line in (error.stack or "").splitlines()[1:2]), "")
+        if any(error.message == message and place in where for message, place in UPSTREAM_PAGE_ERRORS):
+            print(f"tolerated, JupyterLab's own: page error: {error.message} {where}")  # shown with -rA
+            return
+        self.errors.append(f"page error: {error.message} {where}".strip())
+
+    def problems(self, console: bool = True) -> list[str]:
+        return ([f"asked another host: {url}" for url in self.foreign]
+                + [f"console error: {text}" for text in self.errors if console])
+
+
+def min_scale() -> float:
+    """The least a figure may be scaled on the page and keep its smallest text at 11 px."""
+    return visual.MIN_TEXT_PX / visual.px(visual.SMALL)
+
+
+def layout_problems(page) -> list[str]:
+    return page.evaluate(LAYOUT_JS, [min_scale()])
+
+
+def close_lab_sidebar(page, width: int) -> None:
+    """Below 1200 px, JupyterLab's file browser goes: open, it leaves a
+    1024 px screen a 592 px output, narrower than the 900 px a figure is
+    made for (a reader on a small screen closes it too)."""
+    current = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+    if width < 1200 and current.count():
+        current.first.click()  # a real press: lumino's tab bar takes pointer events, not click()
+        page.locator("#jp-left-stack").wait_for(state="hidden", timeout=5000)
+
+
+def check_page(page, shots: Path, label: str, watch: Watch | None = None, sizes=SIZES,
+               prepare=lambda page, width: None) -> list[str]:
+    """Resize ``page`` to each of ``sizes`` (``prepare(page, width)`` then
+    readies it), screenshot it as ``<label>-<w>x<h>.png`` and list what is
+    wrong; the page is left at its first viewport again. Asserts nothing:
+    the caller does, with the list."""
+    shots.mkdir(parents=True, exist_ok=True)
+    before = page.viewport_size
+    problems: list[str] = []
+    try:
+        for width, height in sizes:
+            page.set_viewport_size({"width": width, "height": height})
+            prepare(page, width)
+            time.sleep(0.5)  # the notebook and the widgets lay out again
+            page.screenshot(path=str(shots / f"{label}-{width}x{height}.png"))
+            problems += [f"at {width}x{height}: {problem}" for problem in dict.fromkeys(layout_problems(page))]
+    finally:
+        page.set_viewport_size(before)
+    if watch is not None:
+        problems += watch.problems()
+    return problems

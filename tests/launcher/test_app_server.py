@@ -1,0 +1,257 @@
+"""The app's Voila server: its activity watcher keeps what jupyter_server's
+keeps, and its culler leaves a page that is still loading its kernel."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+
+from echomq_viz.launcher import _app_server
+from echomq_viz.launcher._app_server import AppKernelManager, AppVoila
+
+pytestmark = pytest.mark.slow
+
+# What a Voila page does to its kernel: info, the notebook's cells (one
+# fails), a widget's comm message; then the kernel sits idle.
+STEPS = [("kernel_info", None), ("execute", "x = 1"), ("execute", "1 / 0"),
+         ("execute", "import time; time.sleep(0.3)"), ("comm", None)]
+
+
+async def _states(manager_class: type, tmp_path) -> list[tuple[str, str, bool]]:
+    """(step, execution state once the kernel is idle, last activity moved on) per step."""
+    tmp_path.mkdir()
+    manager = manager_class(connection_dir=str(tmp_path))
+    kernel_id = await manager.start_kernel(kernel_name="python3")
+    kernel = manager.get_kernel(kernel_id)
+    client = kernel.client()
+    client.start_channels()
+    seen = []
+    try:
+        await client.wait_for_ready(timeout=60)
+        await asyncio.sleep(0.3)
+        for step, code in STEPS:
+            before = kernel.last_activity
+            if step == "kernel_info":
+                client.kernel_info()
+            elif step == "execute":
+                client.execute(code)
+            else:
+                client.shell_channel.send(client.session.msg("comm_msg", {"comm_id": "none", "data": {}}))
+            for _ in range(100):  # the watcher reads on the server's loop: let it
+                await asyncio.sleep(0.05)
+                if kernel.execution_state == "idle" and kernel.last_activity != before:
+                    break
+            await asyncio.sleep(0.2)
+            seen.append((step, kernel.execution_state, kernel.last_activity > before))
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(kernel_id, now=True)
+    return seen
+
+
+def test_the_watcher_keeps_the_state_and_activity_jupyter_servers_keeps(tmp_path):
+    ours = asyncio.run(_states(AppKernelManager, tmp_path / "ours"))
+    theirs = asyncio.run(_states(AsyncMappingKernelManager, tmp_path / "theirs"))
+    assert ours == theirs
+    # a kernel_info request is not activity (jupyter_server's untracked_message_types); the rest is
+    assert ours == [(step, "idle", step != "kernel_info") for step, _ in STEPS]
+
+
+def test_the_app_logger_drops_debug_calls_before_building_a_record(tmp_path):
+    app = AppVoila()
+    app.initialize(["--no-browser", str(tmp_path)])
+    assert app.log.level == app.log_level == logging.INFO
+    assert not app.log.isEnabledFor(logging.DEBUG)
+    debug = AppVoila()
+    debug.initialize(["--no-browser", "--debug", str(tmp_path)])
+    assert debug.log.isEnabledFor(logging.DEBUG)  # --debug still shows everything
+
+
+def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, monkeypatch):
+    """Idle past the cull timeout: the kernel of a page that came and left
+    goes; the kernel of a page still loading stays, until the grace is over."""
+
+    async def scenario():
+        manager = AppKernelManager(connection_dir=str(tmp_path), cull_idle_timeout=1)
+        loading, left = [await manager.start_kernel(kernel_name="python3") for _ in range(2)]
+        try:
+            for kernel_id in (loading, left):
+                client = manager.get_kernel(kernel_id).client()
+                client.start_channels()
+                await client.wait_for_ready(timeout=60)
+                client.stop_channels()
+            manager.notify_connect(left)  # its page came, then the tab closed
+            manager.notify_disconnect(left)
+            await asyncio.sleep(2.5)  # both idle past the 1 s timeout
+            for kernel_id in (loading, left):
+                await manager.cull_kernel_if_idle(kernel_id)
+            kept = (loading in manager, left in manager)
+            monkeypatch.setattr(_app_server, "PAGE_LOAD_GRACE_S", 2)  # now past the grace too
+            await manager.cull_kernel_if_idle(loading)
+            return kept, loading in manager
+        finally:
+            await manager.shutdown_all(now=True)
+
+    assert asyncio.run(scenario()) == ((True, False), False)
+
+
+def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
+    """A page closed, its kernel culled: news for the terminal, not an alarm."""
+    app = AppVoila()
+    app.initialize(["--no-browser", str(tmp_path)])
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    app.log.addHandler(handler)
+
+    async def scenario():
+        manager = AppKernelManager(parent=app, connection_dir=str(tmp_path), cull_idle_timeout=1)
+        kernel_id = await manager.start_kernel(kernel_name="python3")
+        try:
+            client = manager.get_kernel(kernel_id).client()
+            client.start_channels()
+            await client.wait_for_ready(timeout=60)
+            client.stop_channels()
+            manager.notify_connect(kernel_id)  # its page came, then the tab closed
+            manager.notify_disconnect(kernel_id)
+            await asyncio.sleep(2.5)
+            await manager.cull_kernel_if_idle(kernel_id)
+            return kernel_id in manager
+        finally:
+            await manager.shutdown_all(now=True)
+
+    try:
+        assert asyncio.run(scenario()) is False
+    finally:
+        app.log.removeHandler(handler)
+    culled = [record for record in records if str(record.msg).startswith("Culling ")]
+    assert culled, "no culling line"
+    buffering = logging.LogRecord("AppVoila", logging.INFO, __file__, 1, "Starting buffering for %s", ("k:s",), None)
+    assert not _app_server.culling_as_info(buffering)  # a closed page's buffering: nothing to act on
+    assert {(record.levelname, record.levelno) for record in culled} == {("INFO", logging.INFO)}
+
+
+# -- the running app: a cap on kernels, template paths --------------------------------------------
+
+
+class RunningApp:
+    """``echomq-viz app`` on a folder with one tiny notebook, its log kept."""
+
+    def __init__(self, tmp_path, *options: str) -> None:
+        import json
+        import os
+        import subprocess
+        import sys
+
+        from echomq_viz.redis_side.server import free_tcp_port
+
+        folder = tmp_path / "notebooks"
+        folder.mkdir()
+        (folder / "tiny.ipynb").write_text(json.dumps({
+            "cells": [{"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
+                       "source": "x = 1"}],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5}))
+        (tmp_path / "tmp").mkdir()
+        self.port = free_tcp_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / "app.log"
+        env = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PYTEST_CURRENT_TEST")},
+               "TMPDIR": str(tmp_path / "tmp")}
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port), "--notebooks",
+             str(folder), *options], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        if not wait_until(lambda: self.get("/")[0] == 200, 120):
+            self.stop()
+            raise RuntimeError(f"the app never answered: {self.text()[-2000:]}")
+
+    def get(self, path: str) -> tuple[int, str]:
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.base + path, timeout=120) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError:
+            return 0, ""
+
+    def kernels(self) -> int:
+        import psutil
+
+        return sum("echomq_viz.launcher._app_kernel" in " ".join(child.cmdline())
+                   for child in psutil.Process(self.process.pid).children(recursive=True))
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        import signal
+
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(60)
+        self.log.close()
+
+
+def wait_until(condition, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return bool(condition())
+
+
+@pytest.fixture
+def app():
+    # A short folder of its own: the private Redis's unix socket lives under its TMPDIR, and a
+    # socket path must stay under 108 bytes (pytest's tmp_path holds the long test name).
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="emq-cap-", dir="/tmp"))
+    try:
+        running = RunningApp(folder, "--max-kernels", "2")
+        yield running
+        running.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_page_over_the_cap_gets_one_friendly_line_and_starts_no_kernel(app):
+    assert "at most 2 visitors' kernels at once (--max-kernels)" in app.text()
+    for _ in range(2):
+        status, page = app.get("/voila/render/tiny.ipynb")
+        assert status == 200 and "the class is full" not in page
+    assert app.kernels() == 2
+    status, page = app.get("/voila/render/tiny.ipynb")
+    assert status == 503
+    assert "The class is full: 2 of 2 seats taken; try again in a minute." in page
+    assert app.kernels() == 2
+    assert "Traceback" not in app.text()
+
+
+def test_template_paths_that_are_no_static_file_answer_404_without_a_traceback(app):
+    for path in ("conf.json", "index.html.j2", "static", "nothing/here", "static/../conf.json"):
+        status, _ = app.get(f"/voila/templates/echomq-viz/{path}")
+        assert status == 404, path
+    log = app.text()
+    assert "Traceback" not in log and "ValueError" not in log and "AssertionError" not in log
+
+
+def test_the_default_cap_is_what_the_memory_holds():
+    from echomq_viz.launcher.seats import KERNEL_MB, cap_line, default_max_kernels
+
+    assert default_max_kernels(10 * KERNEL_MB * 2**20) == 9  # a tenth kept for the server and Redis
+    assert default_max_kernels(0) == 1
+    assert cap_line(9, chosen=False, available_bytes=10 * KERNEL_MB * 2**20) == (
+        f"at most 9 visitors' kernels at once: {10 * KERNEL_MB:,} MB available, about {KERNEL_MB} MB a kernel "
+        "(--max-kernels N to change)")

@@ -1,0 +1,123 @@
+"""``python -m echomq_viz.launcher._refresh``: notebooks re-run in place keep their
+outputs, widget state and figure images, and carry nothing that changes on
+every run (execution timestamps, random widget ids), so diffs stay quiet."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from echomq_viz.launcher._refresh import quieten
+from echomq_viz.launcher._stills import stale_stills
+from echomq_viz.launcher._stills import WIDGET_STATE
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+WIDGET_NOTEBOOK = nbformat.v4.new_notebook(cells=[
+    nbformat.v4.new_markdown_cell("# A slider and a figure"),
+    nbformat.v4.new_code_cell(
+        "%matplotlib ipympl\n"
+        "import ipywidgets as w\nimport matplotlib.pyplot as plt\n"
+        "from echomq_viz.redis_side.server import connect\n"
+        "slider = w.IntSlider(value=3, min=1, max=9, description='tier')\n"
+        "fig, ax = plt.subplots(figsize=(3, 2))\nax.plot([1, 3, 2])\n"
+        "print('redis answers', connect().ping())\n"
+        "w.VBox([slider, fig.canvas])"),
+], metadata={"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}})
+
+
+def _refresh(*paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "echomq_viz.launcher._refresh", *map(str, paths)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.slow
+def test_refresh_stores_outputs_widgets_and_figures_and_nothing_volatile(tmp_path):
+    path = tmp_path / "widgets.ipynb"
+    nbformat.write(WIDGET_NOTEBOOK, path)
+    result = _refresh(path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    first = path.read_bytes()
+    nb = json.loads(first)
+    code = nb["cells"][1]
+    assert code["execution_count"] == 1 and "execution" not in code["metadata"]
+    assert any("redis answers True" in "".join(out.get("text", "")) for out in code["outputs"])
+    view = next(out for out in code["outputs"] if "application/vnd.jupyter.widget-view+json" in out.get("data", {}))
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    assert view["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] in state
+    assert all(re.fullmatch(r"0{20}[0-9a-f]{12}", model_id) for model_id in state), sorted(state)
+    (canvas,) = [m["state"] for m in state.values() if m["model_name"] == "MPLCanvasModel"]
+    assert canvas["_data_url"].startswith("data:image/png;base64,")
+    assert not TIMESTAMP.search(first.decode())
+
+    assert _refresh(path).returncode == 0  # an unchanged notebook, run again: the same bytes
+    assert path.read_bytes() == first
+
+
+VIEW_NOTEBOOK = nbformat.v4.new_notebook(cells=[
+    nbformat.v4.new_code_cell("from echomq_viz.widgets import HeroView\nhero = HeroView(None, priority=1, counter=1)\nhero"),
+    nbformat.v4.new_code_cell("hero.set(priority=5, counter=2**32 - 1)"),
+], metadata=WIDGET_NOTEBOOK.metadata)
+
+
+@pytest.mark.slow
+def test_refresh_stores_each_views_still_from_its_figures_state_at_the_end(tmp_path):
+    """A view is shown at priority 1, then a later cell moves it to 5: the
+    still beside it (what GitHub shows) is priority 5's, the figure's state."""
+    path = tmp_path / "view.ipynb"
+    nbformat.write(VIEW_NOTEBOOK, path)
+    result = _refresh(path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    nb = json.loads(path.read_text())
+    (shown,) = [out["data"] for out in nb["cells"][0]["outputs"] if "image/png" in out.get("data", {})]
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    (canvas,) = [m["state"] for m in state.values() if m["model_name"] == "MPLCanvasModel"]
+    assert shown["image/png"] == canvas["_data_url"].split(",", 1)[1]
+    assert stale_stills(nb) == []
+
+    first = nbformat.read(path, as_version=4)  # the same notebook without the move: another still
+    first.cells.pop()
+    nbformat.write(first, path)
+    assert _refresh(path).returncode == 0
+    (at_one,) = [out["data"]["image/png"] for out in json.loads(path.read_text())["cells"][0]["outputs"]
+                 if "image/png" in out.get("data", {})]
+    assert at_one != shown["image/png"]
+
+
+def test_quieten_renumbers_every_reference_to_a_widget():
+    a, b = "ab" * 16, "cd" * 16
+    nb = {"cells": [{"cell_type": "code", "metadata": {"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}},
+                     "outputs": [{"data": {"application/vnd.jupyter.widget-view+json": {"model_id": b}}}]}],
+          "metadata": {"widgets": {WIDGET_STATE: {"state": {
+              a: {"state": {"text": "x" + a + "y"}},  # inside a longer word: not an id
+              b: {"state": {"layout": f"IPY_MODEL_{a}"}}}}}}}
+    quiet = quieten(nb)
+    one, two = f"{1:032x}", f"{2:032x}"
+    assert quiet["cells"][0]["metadata"] == {}
+    assert quiet["cells"][0]["outputs"][0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == one
+    state = quiet["metadata"]["widgets"][WIDGET_STATE]["state"]
+    assert state[one] == {"state": {"layout": f"IPY_MODEL_{two}"}}
+    assert state[two] == {"state": {"text": "x" + a + "y"}}
+
+
+def test_refresh_refuses_a_missing_notebook(tmp_path):
+    result = _refresh(tmp_path / "nope.ipynb")
+    assert result.returncode == 2
+    assert f"no such notebook: {tmp_path / 'nope.ipynb'}" in result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_stored_notebook_carries_no_execution_timestamps(name):
+    """Refreshed with ``python -m echomq_viz.launcher._refresh``, a notebook stores none."""
+    text = (ROOT / "notebooks" / name).read_text(encoding="utf-8")
+    nb = json.loads(text)
+    timed = [cell.get("id") for cell in nb["cells"] if "execution" in cell.get("metadata", {})]
+    assert not timed, f"{name}: cells with execution timestamps: {timed} (run python -m echomq_viz.launcher._refresh)"
+    assert not TIMESTAMP.search(text), f"{name}: a timestamp {TIMESTAMP.search(text).group(0)} is stored"

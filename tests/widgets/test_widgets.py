@@ -1,0 +1,806 @@
+"""The notebook views: in-place updates, live agreement with Redis, one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from echomq_viz.figures import plots
+from echomq_viz.core.keys import Keys
+from echomq_viz.experiments.live import Demo, seeded_priorities
+from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, is_exact, priority_score, tier_bounds
+from echomq_viz.redis_side.server import RedisServer
+from echomq_viz.widgets import (
+    Answer, BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
+    add_and_compare, compare_on_redis, comparison_answer, one_line, packing_text, score_text, show_lua,
+)
+
+
+@pytest.fixture
+def demo(r) -> Demo:
+    return Demo("viz-test", client=r)
+
+
+def artist_count(fig) -> int:
+    return sum(len(ax.get_children()) for ax in fig.axes)
+
+
+class BlitCounter:
+    """Counts blits and full draws on a canvas without changing what they do."""
+
+    def __init__(self, canvas) -> None:
+        self.blits = self.full_draws = 0
+        blit, draw_idle = canvas.blit, canvas.draw_idle
+
+        def counted_blit(*args, **kwargs):
+            self.blits += 1
+            return blit(*args, **kwargs)
+
+        def counted_draw_idle(*args, **kwargs):
+            self.full_draws += 1
+            return draw_idle(*args, **kwargs)
+
+        canvas.blit, canvas.draw_idle = counted_blit, counted_draw_idle
+
+
+@pytest.fixture
+def dead_demo():
+    """A Demo whose Redis has gone away."""
+    server = RedisServer().start()
+    stale = Demo("viz-test", client=server.client(socket_timeout=1, socket_connect_timeout=1))
+    server.stop()
+    return stale
+
+
+# -- hero --------------------------------------------------------------------------
+
+
+def test_hero_slider_moves_update_artists_in_place():
+    hero = HeroView(None, priority=1, counter=1)
+    fig, canvas, count = hero.fig, hero.fig.canvas, artist_count(hero.fig)
+    blits = BlitCounter(canvas)
+    marker_before = hero.stairs.marker.get_ydata()[0]
+    strip_before = hero.strip.image.get_array().copy()
+    hero.set(priority=3, counter=2**31)
+    assert hero.fig is fig and hero.fig.canvas is canvas
+    assert artist_count(fig) == count  # updated, not redrawn from scratch
+    assert blits.blits == 2 and blits.full_draws == 0  # one blit per slider change
+    assert hero.stairs.marker.get_ydata()[0] == priority_score(3, 2**31) / TIER_SPAN != marker_before
+    assert (hero.strip.image.get_array() != strip_before).any()
+    assert "0x00000003_80000000" in hero.readout_text()
+    assert f"{priority_score(3, 2**31):,}" in hero.readout_text()
+
+
+def test_hero_strip_shows_the_bits_of_the_score():
+    hero = HeroView(None, priority=5, counter=6)
+    bits = format(priority_score(5, 6), "064b")
+    assert hero.readout_text().splitlines()[-1].split("= ")[1] == bits[:32] + " " + bits[32:]
+    cells = hero.strip.image.get_array()[0][::8]  # one image column per bit's cell
+    # dark cells (codes 1 and 3) are exactly the 1 bits
+    assert "".join("1" if code in (1, 3) else "0" for code in cells) == bits
+
+
+def test_hero_still_image_includes_the_moving_artists():
+    import base64, io
+    from matplotlib.image import imread
+
+    hero = HeroView(None, priority=4, counter=9)
+    still = imread(io.BytesIO(base64.b64decode(hero._repr_mimebundle_()[0]["image/png"])))
+    hero.blitter.background = None  # nothing cached: the still must not depend on it
+    assert hero.stairs.marker.get_animated()  # still animated for blitting afterwards
+    # the marker is a white dot with a black edge: black pixels exist near it
+    assert still.shape[0] > 100 and (still[..., :3] < 0.1).all(axis=-1).sum() > 20
+
+
+def test_one_priority_step_jumps_by_one_tier_span():
+    hero = HeroView(None, priority=2, counter=12345)
+    y2 = hero.stairs.marker.get_ydata()[0]
+    hero.set(priority=3)
+    assert hero.stairs.marker.get_ydata()[0] - y2 == pytest.approx(1.0)  # 0x100000000 / 0x100000000
+
+
+@pytest.mark.parametrize("moves, error, fragment", [
+    ({"priority": 99}, ValueError, "priority must be in 1..6, got 99"),
+    ({"priority": 0}, ValueError, "priority must be in 1..6"),
+    ({"counter": 2**32}, ValueError, "counter must be in 0..4,294,967,295"),
+    ({"priority": 2, "counter": -1}, ValueError, "counter"),  # the good priority is not applied either
+    ({"priority": True}, TypeError, "bool"),
+    ({"counter": 5.0}, TypeError, "float"),
+])
+def test_hero_set_refuses_what_no_slider_can_show_and_changes_nothing(demo, keyspace, moves, error, fragment):
+    hero = HeroView(demo, priority=3, counter=7)
+    hero.live.value = True
+    before, readout = keyspace(), hero.readout_text()
+    with pytest.raises(error, match=fragment) as info:
+        hero.set(**moves)
+    assert len(str(info.value).splitlines()) == 1
+    assert (hero.priority.value, hero.counter.value) == (3, 7) and hero.readout_text() == readout
+    assert keyspace() == before
+
+
+def test_hero_set_takes_numpy_integers(demo):
+    hero = HeroView(demo, priority=np.int64(2), counter=np.uint32(5))
+    hero.set(priority=np.int8(4), counter=np.uint64(2**32 - 1))
+    assert (hero.priority.value, hero.counter.value) == (4, 2**32 - 1)
+    assert type(hero.priority.value) is int and type(hero.counter.value) is int
+    assert hero.add_on_redis()[1] == priority_score(4, 2**32 - 1)
+
+
+@pytest.mark.parametrize("priority, counter", [(1, 1), (6, COUNTER_MASK), (2, 0), (4, 2**31)])
+def test_hero_live_adds_through_the_script_and_agrees(demo, r, priority, counter):
+    hero = HeroView(demo, priority=1, counter=1)
+    hero.set(priority=priority, counter=counter)
+    job_id, stored = hero.add_on_redis()
+    assert stored == priority_score(priority, counter)
+    assert r.zscore(Keys.prioritized(demo.ctx), job_id) == stored
+    assert "equal" in hero.live_text and f"{int(stored):,}" in hero.live_text
+
+
+def test_live_switch_makes_sliders_act_on_release(demo):
+    hero = HeroView(demo)
+    assert hero.priority.continuous_update and hero.counter.continuous_update
+    hero.live.value = True
+    assert not hero.priority.continuous_update and not hero.counter.continuous_update
+    hero.set(counter=77)
+    assert [e.counter for e in demo.entries()] == [1, 77]  # switching on added one job too
+    hero.live.value = False
+    assert hero.priority.continuous_update
+
+
+def test_hero_without_demo_has_no_live_switch():
+    assert HeroView(None).live.disabled
+
+
+@pytest.mark.slow
+def test_unreachable_redis_is_one_line_in_the_view(dead_demo):
+    hero = HeroView(dead_demo)
+    hero.live.value = True  # must not raise out of the callback
+    assert hero.status.text.startswith("error: ")
+    assert len(hero.status.text.splitlines()) == 1 and len(hero.status.text) < 260
+    assert "Traceback" not in hero.status.widget.value
+    hero.live.value = False
+    hero.set(counter=5)  # the figure still works and the error clears
+    assert hero.status.text == ""
+
+
+# -- comparison ----------------------------------------------------------------------
+
+
+def test_comparison_hides_scores_until_a_guess():
+    view = ComparisonView(None)
+    bundle = view._repr_mimebundle_()[0]
+    assert "image/png" not in bundle and view.fig.canvas.layout.visibility == "hidden"
+    view.predict("A")
+    assert view.fig.canvas.layout.visibility == "visible"
+    assert "image/png" in view._repr_mimebundle_()[0]
+    assert bundle["text/plain"] == "ComparisonView(a=(1, 4000000000), b=(2, 1), prediction=None)"
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [((1, 4_000_000_000), (2, 1)), ((2, 4_000_000_000), (2, 1)), ((1, COUNTER_MASK), (2, 0)),
+     ((3, 10), (3, 9)), ((5, 0), (1, COUNTER_MASK))],
+)
+def test_comparison_on_redis_matches_the_prediction(demo, a, b):
+    view = ComparisonView(demo, a=a, b=b)
+    view.predict("A")
+    expected = "A" if priority_score(*a) < priority_score(*b) else "B"
+    assert f"{expected} has the smaller score" in view.verdict_text()
+    result = view.run_on_redis()
+    assert result.popped == expected
+    assert (result.score_a, result.score_b) == (priority_score(*a), priority_score(*b))
+    assert ("you were right" in view.redis_text) == (expected == "A")
+
+
+def test_run_button_is_disabled_while_busy(demo):
+    view = ComparisonView(demo)
+    seen = []
+    original = demo.compare
+
+    def spying_compare(a, b):
+        seen.append(view.run_button.disabled)
+        return original(a, b)
+
+    demo.compare = spying_compare
+    view.run_button.click()
+    assert seen == [True] and not view.run_button.disabled
+    assert view.redis_text.startswith("Redis popped job A first")
+
+
+def test_comparison_error_is_one_line(dead_demo):
+    view = ComparisonView(dead_demo)
+    view.run_button.click()
+    assert view.status.text.startswith("error: ") and len(view.status.text.splitlines()) == 1
+    assert not view.run_button.disabled  # usable again once Redis is back
+
+
+# -- consume ---------------------------------------------------------------------------
+
+
+def test_consume_view_pops_in_priority_then_arrival_order(demo, r):
+    priorities = seeded_priorities(11, 15, (1, 2, 3, 4))
+    view = ConsumeView(demo, priorities=priorities, waiting=2)
+    first = view.step()
+    assert first.source == "wait" and first.id == "16"  # a job without priority beats every tier
+    view.drain()
+    assert [job.id for job in view.popped] == view.expected_order()
+    expected = ["16", "17"] + [str(i + 1) for i in sorted(range(15), key=lambda i: (priorities[i], i))]
+    assert view.expected_order() == expected
+    assert not r.exists(Keys.pc(demo.ctx))
+    assert "pc: deleted" in view.table_text()
+    view.step_button.click()
+    assert "found no job" in view.status.text and not view.step_button.disabled
+
+
+def test_consume_table_is_what_redis_holds(demo):
+    view = ConsumeView(demo, priorities=[2, 1, 2], waiting=0)
+    lines = view.table_text().splitlines()
+    assert lines[1].split()[:4] == ["2", f"{priority_score(1, 2):,}", "1", "2"]
+    assert lines[-1] == "pc = 3"
+    view.refill()  # a fresh batch starts from an empty queue again
+    assert len(demo.entries()) == 3 and view.popped == []
+
+
+# -- bands ---------------------------------------------------------------------------------
+
+
+def test_bands_show_real_jobs_inside_their_tiers(demo):
+    view = BandsView(demo, tiers=3, jobs=60, start=0, seed=2)
+    drawn = seeded_priorities(2, 60, range(1, 4))
+    assert view.counts == {p: drawn.count(p) for p in (1, 2, 3)}
+    offsets = view.full.points.get_offsets()
+    assert len(offsets) == 60
+    for (counter, y), entry in zip(offsets, demo.entries()):
+        assert counter == entry.counter and int(y) == entry.priority  # inside its own band
+    assert all(not s.get_visible() for s in view.full.spans[3:])
+
+
+def test_bands_start_slider_moves_the_batch(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0)
+    view.start.value = 3_000_000_000
+    counters = sorted(e.counter for e in demo.entries())
+    assert counters == list(range(3_000_000_001, 3_000_000_021))
+    assert all(tier_bounds(e.priority)[0] <= e.score <= tier_bounds(e.priority)[1] for e in demo.entries())
+    assert not view.start.continuous_update and not view.start.disabled
+
+
+def test_bands_refresh_is_busy_and_sets_pc_through_the_demo(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0)
+    seen = []
+    set_counter, add_batch = demo.set_counter, demo.add_batch
+
+    def spying_set_counter(value):
+        seen.append(("pc", value))
+        return set_counter(value)
+
+    def spying_add_batch(priorities, *args, **kwargs):
+        seen.append(("disabled", [s.disabled for s in (view.tiers, view.jobs, view.start)]))
+        return add_batch(priorities, *args, **kwargs)
+
+    demo.set_counter, demo.add_batch = spying_set_counter, spying_add_batch
+    view.start.value = 1_000
+    assert seen == [("pc", 1_000), ("disabled", [True, True, True])]
+    assert not any(s.disabled for s in (view.tiers, view.jobs, view.start))
+    assert min(e.counter for e in demo.entries()) == 1_001
+
+
+def test_bands_edge_text_is_one_apart():
+    text = BandsView.edge_text(None, 3)  # pure: needs no Redis
+    assert f"{priority_score(3, COUNTER_MASK):,}" in text and text.endswith("gap: 1")
+
+
+def test_views_take_numpy_integers(demo):
+    view = ComparisonView(demo, a=(np.int64(1), np.uint32(5)), b=(np.int8(2), np.uint64(1)))
+    assert view.run_on_redis().popped == "A"
+    frontier = FrontierView(demo, priority=np.int64(2**21), first_counter=np.int64(4), width=np.int64(16))
+    assert len(frontier.run_on_redis()) == 16
+    wrap = WrapView(demo, start=np.int64(2**32 - 3), jobs=np.int64(4), priority=np.int64(3))
+    assert wrap.run() == ["3", "4", "1", "2"]
+    bands = BandsView(demo, tiers=np.int64(3), jobs=np.int64(20), start=np.int64(5), seed=np.int64(3))
+    assert sum(bands.counts.values()) == 20
+    consume = ConsumeView(demo, priorities=np.array([2, 1, 3]), waiting=np.int64(1))
+    assert [job.id for job in consume.drain()] == consume.expected_order()
+
+
+# -- plots alone ----------------------------------------------------------------------------
+
+
+def test_plot_updates_never_add_artists():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    axes = fig.subplots(2, 2)
+    pair = plots.draw_score_pair(axes[0, 0], (1, 5), (2, 1))
+    strip = plots.draw_queue_strip(axes[0, 1], 5)
+    bands = plots.draw_bands(axes[1, 0], 4, zoomed=True)
+    counts = [len(ax.get_children()) for ax in axes.flat]
+    for k in range(5):
+        plots.update_score_pair(pair, (k + 1, k), (2, 3))
+        plots.update_queue_strip(strip, [(str(i), i % 3) for i in range(k)])
+        plots.update_bands(bands, [float(priority_score(1 + i % 4, i)) for i in range(k * 10)], 4)
+    assert [len(ax.get_children()) for ax in axes.flat] == counts
+    assert strip.texts[1].get_text() == "1\np1" and strip.texts[0].get_text() == "0\nwait"
+    assert strip.texts[4].get_text() == ""
+
+
+def test_tier_colours_are_shared_and_vectorised():
+    import numpy as np
+
+    assert plots.tier_color(3) == plots.tier_color(13)
+    rgba = plots.tier_colors(np.array([1, 2, 11]))
+    assert (rgba[0] == rgba[2]).all() and (rgba[0] != rgba[1]).any()
+
+
+# -- small pieces ------------------------------------------------------------------------------
+
+
+def test_show_lua_reads_the_real_files():
+    plain = show_lua("moveToActive")
+    assert plain.title == "lua/moveToActive-11.lua" and "ZPOPMIN" in plain.source
+    assert '--- @include "includes/isQueuePaused"' in plain.source
+    assembled = show_lua("addPrioritizedJob", assembled=True)
+    assert "local function getPriorityScore" in assembled.source and "@include" not in assembled.source
+    assert "0x100000000" in show_lua("includes/getPriorityScore")._repr_html_()
+    with pytest.raises(LookupError, match="no Lua file"):
+        show_lua("dropEverything")
+
+
+@pytest.mark.parametrize("name, error, fragment", [
+    (5, TypeError, "name must be a str"), (None, TypeError, "NoneType"),
+    ("includes/../../README", ValueError, "e.g. 'moveToActive'"), ("*", ValueError, "e.g."),
+    ("moveToActive-11", ValueError, "without"), ("", ValueError, "e.g."),
+])
+def test_show_lua_refuses_what_is_not_a_script_name(name, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        show_lua(name)
+    assert len(str(info.value).splitlines()) == 1
+
+
+def test_show_lua_assembled_must_be_a_bool():
+    with pytest.raises(TypeError, match="assembled must be True or False, got str 'yes'"):
+        show_lua("moveToActive", assembled="yes")
+
+
+def test_one_line_keeps_errors_short():
+    assert one_line(ValueError("first\nsecond")) == "ValueError: first"
+    assert len(one_line(RuntimeError("x" * 1000))) < 230
+    assert one_line(KeyError()) == "KeyError"
+
+
+# -- inspector ------------------------------------------------------------------------------
+
+
+def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
+    demo.add_batch([1, 3, 2, 1])
+    demo.add_past_the_limit_for_teaching("far", 2**21)
+    view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
+    report = view.inspect()
+    assert report.total == 5 and list(report.tier_counts) == [1, 2, 3, 2**21]
+    drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
+    assert drawn == 5  # every job, the one past the limit too (a square: its score is rounded)
+    assert len(view.map.points[0][1].get_offsets()) == 1
+    assert view.map.panels[0].get_yticklabels()[-1].get_text() == "tier 2²¹"
+    assert view.progress.value == view.progress.max == 5
+    assert not view.run_button.disabled
+
+
+def test_inspector_view_unreachable_is_one_line():
+    view = InspectorView("redis://127.0.0.1:1/0", queue="{q}")
+    view._on_run()
+    assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:1")
+    assert len(view.status.text.splitlines()) == 1
+
+
+def test_bands_switch_to_pixels_for_many_jobs():
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from echomq_viz.core.score import priority_scores_array
+
+    fig = Figure(figsize=(4, 3), dpi=100)
+    bands = plots.draw_bands(fig.add_axes((0.1, 0.1, 0.8, 0.8)), 3, zoomed=True)
+    n = plots.SCATTER_LIMIT + 1
+    tiers = np.arange(n) % 3 + 1
+    plots.update_bands(bands, priority_scores_array(tiers, np.arange(1, n + 1)).astype(float), 3)
+    assert bands.density.get_visible() and not bands.points.get_visible()
+    pixels = bands.density.get_array()
+    assert pixels.shape[:2] == (int(bands.density.axes.bbox.height), int(bands.density.axes.bbox.width))
+    painted = pixels[..., 3] > 0
+    assert painted.sum() > 300  # the three diagonals, one pixel per column at least
+    rows = np.nonzero(painted.any(axis=1))[0]
+    lowest = pixels[rows[0]][painted[rows[0]]][0]
+    highest = pixels[rows[-1]][painted[rows[-1]]][0]
+    assert tuple(lowest) == tuple(plots.tier_colors(np.array([1]))[0])  # tier 1 at the bottom
+    assert tuple(highest) == tuple(plots.tier_colors(np.array([3]))[0])  # tier 3 at the top
+    plots.update_bands(bands, [float(priority_scores_array(2, 5))], 3)
+    assert bands.points.get_visible() and not bands.density.get_visible()
+
+
+# -- figure text alternatives -----------------------------------------------------------------
+
+
+def caption_of(view) -> str:
+    """The caption's text as a reader sees it, checked to sit right under the figure."""
+    import html
+    import re
+
+    import ipywidgets
+
+    def containers(widget):
+        if isinstance(widget, ipywidgets.Box):
+            yield widget
+            for child in widget.children:
+                yield from containers(child)
+
+    holder = next(box for box in containers(view.widget) if view.fig.canvas in box.children)
+    children = list(holder.children)
+    assert children[children.index(view.fig.canvas) + 1] is view.caption
+    text = html.unescape(re.sub(r"<[^>]+>", "", view.caption.value))
+    assert text == f"Figure: {view.describe()}"
+    return view.describe()
+
+
+def test_hero_caption_describes_the_current_job_and_follows_the_sliders():
+    hero = HeroView(None, priority=1, counter=1)
+    hero.set(priority=3, counter=1_000)
+    assert caption_of(hero) == (
+        "Staircase of tiers 1-6; the current job (priority 3, counter 1,000) sits in tier 3 "
+        "at score 12,884,902,888; bits 32-52 hold the tier, bits 0-31 the counter.")
+    hero.counter.value = 2**31  # a slider drag, not set()
+    assert "(priority 3, counter 2,147,483,648)" in caption_of(hero)
+    assert f"at score {priority_score(3, 2**31):,}" in caption_of(hero)
+
+
+def test_comparison_caption_waits_for_the_guess_then_names_both_scores():
+    view = ComparisonView(None, a=(1, 4_000_000_000), b=(2, 1))
+    assert "hidden until you guess" in caption_of(view)
+    view.predict("B")
+    text = caption_of(view)
+    assert f"job A (priority 1, counter 4,000,000,000) scores {priority_score(1, 4_000_000_000):,}" in text
+    assert f"job B (priority 2, counter 1) scores {priority_score(2, 1):,}" in text
+    assert text.endswith("A pops first.")
+    view.a_priority.value = 3
+    assert caption_of(view).endswith("B pops first.") and "job A (priority 3," in caption_of(view)
+
+
+def test_consume_caption_names_the_last_pop_and_what_is_left(demo):
+    view = ConsumeView(demo, priorities=[2, 1, 2], waiting=1)
+    assert caption_of(view).startswith("Queue strip: 4 jobs left, next out job 4 (wait list)")
+    assert "nothing popped yet" in caption_of(view)
+    view.step_button.click()
+    view.step_button.click()
+    text = caption_of(view)
+    assert "3 jobs left" not in text and "2 jobs left, next out job 1 (priority 2)" in text
+    assert "2 popped, the last job 2 (priority 1)" in text
+    view.drain_button.click()
+    assert caption_of(view).startswith("Queue strip: empty")
+
+
+def test_bands_caption_counts_each_tier_after_a_slider_change(demo):
+    view = BandsView(demo, tiers=2, jobs=20, start=0, seed=2)
+    view.tiers.value = 3
+    text = caption_of(view)
+    assert text.startswith("Tiers 1-3 as bands of the score axis with 20 jobs as points")
+    assert ", ".join(f"tier {p}: {n}" for p, n in view.counts.items()) in text
+    assert sum(view.counts.values()) == 20
+
+
+def test_frontier_and_wrap_captions_follow_their_state(demo):
+    frontier = FrontierView(None, priority=2**21, first_counter=4)
+    rounded = sum(not is_exact(2**21, c) for c in range(4, 20))
+    assert f"priority 2,097,152: {rounded} of 16 rounded" in caption_of(frontier)
+    frontier.priority.value = 2**21 - 1
+    assert "priority 2,097,151: 0 of 16 rounded" in caption_of(frontier)
+    wrap = WrapView(demo, start=TIER_SPAN - 3, jobs=4, priority=3)
+    assert "not run yet" in caption_of(wrap)
+    wrap.run_button.click()
+    assert "arrival order 1 2 3 4; pop order 3 4 1 2" in caption_of(wrap)
+
+
+def test_inspector_caption_counts_what_it_drew(demo, redis_server):
+    demo.add_batch([1, 3, 2, 1])
+    view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
+    assert caption_of(view) == ("The queue's jobs, one row per tier present, the arrival counter across, "
+                                "empty: nothing read yet.")
+    view.run_button.click()
+    assert view.status.text == ""
+    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1." in caption_of(view)
+
+
+# -- one guarded callback for every control ------------------------------------------------------
+
+
+def test_a_failing_action_is_one_line_and_frees_its_controls(demo):
+    def boom(*args, **kwargs):
+        raise RuntimeError("Redis went away\nsecond line")
+
+    consume = ConsumeView(demo, priorities=[1, 2], waiting=0)
+    bands = BandsView(demo, tiers=2, jobs=20)
+    frontier = FrontierView(demo)
+    wrap = WrapView(demo)
+    demo.pop = demo.drain = demo.reset = boom
+    buttons = [consume.refill_button, consume.step_button, consume.drain_button]
+    sliders = [bands.tiers, bands.jobs, bands.start]
+    cases = [(consume, consume.step_button.click, buttons), (consume, consume.drain_button.click, buttons),
+             (consume, consume.refill_button.click, buttons),
+             (frontier, frontier.run_button.click, [frontier.run_button]),
+             (wrap, wrap.run_button.click, [wrap.run_button]),
+             (bands, lambda: setattr(bands.jobs, "value", 30), sliders)]
+    for view, act, controls in cases:
+        view.status.note("a stale note")
+        act()
+        assert view.status.text == "error: RuntimeError: Redis went away"  # cleared first, then one line
+        assert not any(control.disabled for control in controls)
+
+
+def test_a_control_disabled_before_the_click_stays_disabled_after_it():
+    view = ComparisonView(None)
+    assert view.run_button.disabled  # no Demo, no Redis to run on
+    view.run_button.click()  # code (or a crafted message) can still click it
+    assert view.status.text.startswith("error: RuntimeError: this view was made without a Demo")
+    assert view.run_button.disabled
+
+
+# -- bad input, values given in code: refused, never clamped ----------------------------------------
+# (imports of the tests below sit here so this section merges apart from edits above)
+
+import math  # noqa: E402
+import re  # noqa: E402
+
+from conftest import assert_refused, not_redis_server, one_clear_line  # noqa: E402
+from echomq_viz.redis_side.server import connect, free_tcp_port  # noqa: E402
+
+CONSTRUCTOR_REFUSALS = {
+    "HeroView priority 0": (lambda: HeroView(None, priority=0), ValueError, "priority"),
+    "HeroView priority 99 beyond its 6 tiers": (lambda: HeroView(None, priority=99, tiers=6), ValueError, "priority"),
+    "HeroView tiers 0": (lambda: HeroView(None, tiers=0), ValueError, "tiers"),
+    "HeroView counter -1": (lambda: HeroView(None, counter=-1), ValueError, "counter"),
+    "HeroView counter 2**32 (no slider position)": (lambda: HeroView(None, counter=2**32), ValueError, "counter"),
+    "HeroView priority 1.5": (lambda: HeroView(None, priority=1.5), TypeError, "priority"),
+    "HeroView priority numpy float64": (lambda: HeroView(None, priority=np.float64(2.0)), TypeError, "float64"),
+    "ComparisonView a=(0, 1)": (lambda: ComparisonView(None, a=(0, 1)), ValueError, "priority"),
+    "ComparisonView a=(1,)": (lambda: ComparisonView(None, a=(1,)), TypeError, "(priority, counter)"),
+    "ComparisonView b counter -5": (lambda: ComparisonView(None, b=(1, -5)), ValueError, "counter"),
+    "FrontierView priority 5 (not a frontier choice)": (lambda: FrontierView(None, priority=5), ValueError, "priority"),
+    "BandsView without a Demo": (lambda: BandsView(None), TypeError, "Demo"),
+    "ConsumeView without a Demo": (lambda: ConsumeView(None, priorities=[1]), TypeError, "Demo"),
+}
+
+
+@pytest.mark.parametrize("case", CONSTRUCTOR_REFUSALS, ids=list(CONSTRUCTOR_REFUSALS))
+def test_widget_constructors_refuse_bad_values_with_a_clear_message(case):
+    make, error, fragment = CONSTRUCTOR_REFUSALS[case]
+    with assert_refused(error, re.escape(fragment)):
+        make()
+
+
+@pytest.fixture
+def filled_demo(r) -> Demo:
+    """A demo queue holding three jobs, next to someone else's key."""
+    queue = Demo("viz-filled", client=r)
+    queue.add_batch([2, 1, 3])
+    r.set("someone-else", "data")
+    return queue
+
+
+VIEW_ON_A_DEMO_REFUSALS = {
+    "BandsView tiers 0": (lambda d: BandsView(d, tiers=0, jobs=20), ValueError, "tiers"),
+    "ConsumeView batch with priority 0": (lambda d: ConsumeView(d, priorities=[1, 0]), ValueError, "1..2,097,151"),
+}
+
+
+@pytest.mark.parametrize("case", VIEW_ON_A_DEMO_REFUSALS, ids=list(VIEW_ON_A_DEMO_REFUSALS))
+def test_views_on_a_demo_refuse_bad_values_and_write_nothing(filled_demo, keyspace, case):
+    make, error, fragment = VIEW_ON_A_DEMO_REFUSALS[case]
+    with assert_refused(error, re.escape(fragment), keyspace):  # the demo queue included: refused before reset
+        make(filled_demo)
+
+
+def test_slider_values_out_of_range_are_clamped_and_wrong_types_refused():
+    # A slider can only hold values of its range: ipywidgets clamps numbers to
+    # the bounds, and the view shows exactly the clamped value.
+    hero = HeroView(None, priority=2, counter=5, tiers=6)
+    for value, shown in ((99, 6), (0, 1), (-3, 1), (2**70, 6)):
+        hero.priority.value = value
+        assert hero.priority.value == shown
+        assert hero.readout_text().startswith(f"score = {shown} × 0x100000000 + 5")
+        assert hero.stairs.marker.get_ydata()[0] == priority_score(shown, 5) / 2**32
+    for value, shown in ((2**32, COUNTER_MASK), (-5, 0), (2**64, COUNTER_MASK)):
+        hero.counter.value = value
+        assert hero.counter.value == hero.counter_box.value == shown
+        assert f"{priority_score(hero.priority.value, shown):,}" in hero.readout_text()
+    # A number that is not one: refused by the trait, naming it; nothing moved.
+    from traitlets import TraitError
+
+    for value in ("three", None, math.nan, [2]):
+        with pytest.raises(TraitError, match="expected an int"):
+            hero.priority.value = value
+        assert hero.priority.value == 6
+    assert hero.status.text == ""
+    view = ComparisonView(None, max_priority=5)
+    view.b_priority.value = 50
+    view.b_counter.value = -1
+    assert view.job_b == (5, 0) and view.status.text == ""
+
+
+def _click_and_read(view) -> str:
+    view.run_button.click()
+    assert not view.run_button.disabled  # usable again
+    return view.status.text
+
+
+def test_inspector_view_bad_input_is_one_status_line_and_writes_nothing(redis_server, r, keyspace, caplog):
+    r.hset("emq:{odd}:prioritized", "not", "a zset")
+    r.set("someone-else", "data")
+    before = keyspace()
+    url = redis_server.url
+    with not_redis_server() as http_port:
+        cases = [
+            (InspectorView(url, queue=""), "error: ValueError: queue name must not be empty"),
+            (InspectorView(url, queue="   "), "error: ValueError: queue name must not be empty"),
+            (InspectorView(url, prefix="em q", queue="{q}"),
+             "error: ValueError: key prefix must not contain whitespace or control characters, got ' ' in 'em q'"),
+            (InspectorView(url, queue="{odd}"), "error: ValueError: emq:{odd}:prioritized is a hash, not a zset"),
+            (InspectorView("htp://x", queue="{q}"), "error: RedisUnavailable: bad Redis URL 'htp://x'"),
+            (InspectorView(f"redis://127.0.0.1:{http_port}/0", queue="{q}"),
+             f"error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:{http_port}/0"),
+        ]
+        for view, expected in cases:
+            text = _click_and_read(view)
+            assert text.startswith(expected), text
+            assert one_clear_line(text) and len(text) < 260
+            assert view.report is None
+    assert "Exception in callback" not in caplog.text  # the guard caught it, not ipywidgets
+    assert keyspace() == before
+
+
+# -- faults: Redis stops in the middle of an action -------------------------------------------------
+
+
+def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
+    port = free_tcp_port()
+    server = RedisServer(port=port).start()
+    restarted = None
+    try:
+        demo = Demo("viz-fault", client=connect(server.url, timeout=2))
+        comparison = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
+        consume = ConsumeView(demo, priorities=[2, 1, 3], waiting=1)
+        hero = HeroView(demo)
+        comparison.run_button.click()
+        assert comparison.redis_text.startswith("Redis popped job A first") and comparison.status.text == ""
+
+        # Redis goes away in the middle of "Pop one": after the pop, before the table is read.
+        real_pop = demo.pop
+
+        def pop_then_stop(*args, **kwargs):
+            job = real_pop(*args, **kwargs)
+            server.stop()
+            return job
+
+        demo.pop = pop_then_stop
+        consume.step_button.click()
+        demo.pop = real_pop
+        assert not server.running
+        hero.live.value = True  # adds on Redis at once: fails, shown in the view
+        hero.set(counter=12)
+        comparison.run_button.click()
+        for view in (consume, hero, comparison):
+            text = view.status.text
+            assert text.startswith("error: ConnectionError") and one_clear_line(text) and len(text) < 260, text
+            assert "Traceback" not in view.status.widget.value
+        assert not any(button.disabled for button in consume._buttons) and not comparison.run_button.disabled
+        assert "Exception in callback" not in caplog.text
+
+        # A new server on the same address: the same views work again, the error line goes.
+        restarted = RedisServer(port=port, password=server.password).start()
+        consume.refill_button.click()
+        assert consume.status.text == "" and len(demo.entries()) == 3 and demo.waiting()
+        assert [job.id for job in consume.drain()] == consume.expected_order()
+        hero.set(counter=99)
+        assert hero.status.text == "" and hero.live_text.endswith("equal")
+        comparison.redis_text = ""
+        comparison.run_button.click()  # the very same click that failed before
+        assert comparison.redis_text.startswith("Redis popped job A first")
+        assert comparison.status.text == "", "a stale error stays under a view that works again"
+        comparison.a_priority.value = 3
+        comparison.run_button.click()
+        assert comparison.redis_text.startswith("Redis popped job B first")
+    finally:
+        server.stop()
+        if restarted is not None:
+            restarted.stop()
+
+
+# -- the package: each notebook loads only its own view --------------------------------------
+
+
+def test_a_view_imports_only_its_own_module_and_what_it_needs():
+    import ast
+    import subprocess
+    import sys
+
+    code = ("import sys; from echomq_viz.widgets import HeroView, show_lua; "
+            "print(sorted(m for m in sys.modules if m.startswith('echomq_viz.')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    loaded = ast.literal_eval(run.stdout.strip())
+    assert "echomq_viz.widgets.hero" in loaded and "echomq_viz.widgets.lua_source" in loaded
+    others = ("bands", "comparison", "consume", "designs", "double", "frontier", "inspector", "paths")
+    assert not [m for m in loaded if m.rsplit(".", 1)[-1] in others or m.endswith((".inspection", ".interop"))], loaded
+
+
+def test_every_view_name_resolves_lazily():
+    import echomq_viz.widgets as widgets
+
+    assert sorted(widgets.__all__) == sorted(widgets._WHERE)
+    for name in widgets.__all__:
+        assert getattr(widgets, name).__name__ == name
+    assert set(widgets.__all__) <= set(dir(widgets))
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchView'"):
+        widgets.NoSuchView
+
+
+# -- the reader's turn: guess-first views, answers beside a view, steps without one -------------------
+
+
+def test_hero_live_line_goes_when_the_sliders_move_with_live_off(demo):
+    hero = HeroView(demo, priority=1, counter=1)
+    hero.live.value = True
+    assert hero.live_text.endswith(": equal") and "addPrioritizedJob-9" in hero.live_result.value
+    hero.live.value = False
+    hero.set(priority=2)  # the line spoke of priority 1's score: it must not stay under priority 2's
+    assert hero.live_text == "" and hero.live_result.value == ""
+
+
+def test_hero_add_and_compare_is_the_live_switchs_line(demo):
+    line = add_and_compare(demo, 3, 123_456)
+    assert line == (f"job 1 via addPrioritizedJob-9: Redis stored {priority_score(3, 123_456):,}, "
+                    f"Python computed {priority_score(3, 123_456):,}: equal")
+    assert score_text(1, 1) == HeroView(None, priority=1, counter=1).readout_text()
+    with pytest.raises(ValueError, match="priority must be in"):
+        add_and_compare(demo, 0, 1)
+    assert [e.job_id for e in demo.entries()] == ["1"]  # the refused call wrote nothing
+
+
+def test_guess_first_views_start_unanswered_and_only_an_act_answers_them(demo):
+    race = ComparisonView(demo)
+    assert race.guess_first and not race.answered()
+    race.predict("A")
+    assert race.answered()
+    consume = ConsumeView(demo, priorities=[2, 1], waiting=0)
+    assert consume.guess_first and not consume.answered()
+    consume.step()
+    assert consume.answered()
+    hero = HeroView(None)
+    assert not hero.guess_first and hero._repr_mimebundle_()[1]["echomq_viz"]["guess_first"] is False
+
+
+def test_packing_view_starts_at_a_budget_that_does_not_fit_the_jobs(demo):
+    from echomq_viz.experiments.designs import EXERCISE_ANSWER
+    from echomq_viz.widgets import PackingView
+
+    view = PackingView(demo)
+    assert view.widths == (8, 8, 32) and view.outcome is None and not view.answered()
+    assert "cannot be packed" in view.text()
+    view.set(tenant_bits=11, priority_bits=10)
+    assert view.answered() and view.text() == packing_text(demo, EXERCISE_ANSWER)
+
+
+def test_an_answer_is_folded_and_its_text_plain_holds_no_answer():
+    answer = Answer("Guessed? Open to see", "A pops first <b>")
+    page = answer._repr_html_()
+    assert page.startswith("<details class='echomq-viz-answer'>") and " open" not in page.split(">", 1)[0]
+    assert "A pops first &lt;b&gt;" in page and "A pops first" not in repr(answer)
+    with pytest.raises(ValueError, match="text must not be empty"):
+        Answer("summary", "")
+
+
+def test_compare_on_redis_is_what_the_view_shows_once_guessed_and_run(demo):
+    view = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
+    text = compare_on_redis(demo, (1, 4_000_000_000), (2, 1))
+    assert view.prediction.value is None and view.result is None  # the view was not touched
+    view.predict("A")
+    result = view.run_on_redis()
+    assert text == view.verdict_text() + (f"\nRedis popped job A first (stored scores A {int(result.score_a):,}, "
+                                          f"B {int(result.score_b):,})")
+    assert "ZPOPMIN pops A first" in comparison_answer(demo, (1, 4_000_000_000), (2, 1))._repr_html_()
