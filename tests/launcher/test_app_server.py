@@ -52,6 +52,20 @@ async def _states(manager_class: type, tmp_path) -> list[tuple[str, str, bool]]:
     return seen
 
 
+async def _ready(manager, kernel_id: str) -> None:
+    """The kernel answers (as when its page's widgets load)."""
+    client = manager.get_kernel(kernel_id).client()
+    client.start_channels()
+    await client.wait_for_ready(timeout=60)
+    client.stop_channels()
+
+
+async def _page_came_and_closed(manager, kernel_id: str) -> None:
+    await _ready(manager, kernel_id)
+    manager.notify_connect(kernel_id)  # its page came, then the tab closed
+    manager.notify_disconnect(kernel_id)
+
+
 def test_the_watcher_keeps_the_state_and_activity_jupyter_servers_keeps(tmp_path):
     ours = asyncio.run(_states(AppKernelManager, tmp_path / "ours"))
     theirs = asyncio.run(_states(AsyncMappingKernelManager, tmp_path / "theirs"))
@@ -78,13 +92,8 @@ def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, 
         manager = AppKernelManager(connection_dir=str(tmp_path), cull_idle_timeout=1)
         loading, left = [await manager.start_kernel(kernel_name="python3") for _ in range(2)]
         try:
-            for kernel_id in (loading, left):
-                client = manager.get_kernel(kernel_id).client()
-                client.start_channels()
-                await client.wait_for_ready(timeout=60)
-                client.stop_channels()
-            manager.notify_connect(left)  # its page came, then the tab closed
-            manager.notify_disconnect(left)
+            await _ready(manager, loading)
+            await _page_came_and_closed(manager, left)
             await asyncio.sleep(2.5)  # both idle past the 1 s timeout
             for kernel_id in (loading, left):
                 await manager.cull_kernel_if_idle(kernel_id)
@@ -111,12 +120,7 @@ def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
         manager = AppKernelManager(parent=app, connection_dir=str(tmp_path), cull_idle_timeout=1)
         kernel_id = await manager.start_kernel(kernel_name="python3")
         try:
-            client = manager.get_kernel(kernel_id).client()
-            client.start_channels()
-            await client.wait_for_ready(timeout=60)
-            client.stop_channels()
-            manager.notify_connect(kernel_id)  # its page came, then the tab closed
-            manager.notify_disconnect(kernel_id)
+            await _page_came_and_closed(manager, kernel_id)
             await asyncio.sleep(2.5)
             await manager.cull_kernel_if_idle(kernel_id)
             return kernel_id in manager
