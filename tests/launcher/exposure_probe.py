@@ -22,7 +22,9 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from processes import stop_group
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run outside pytest: tests/ holds processes.py
+from processes import stop_group  # noqa: E402
 
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
 
