@@ -244,13 +244,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     decorator can: nbval's notebook cells and the users of ``SLOW_FIXTURES``
     (other long runs carry ``@pytest.mark.slow``).
 
-    After them, in a pytest-xdist worker, puts the browser tests first: the
-    controller hands out whole modules and classes in the order it first
-    meets them, and each browser class takes minutes, so a worker that
-    started one last would finish long after the others."""
+    After them, in a pytest-xdist worker, puts the longest units first (the
+    browser classes, then :data:`LONGEST_FIRST`): the controller hands out
+    whole modules and classes in the order it first meets them, and a worker
+    that started a unit of minutes last would finish long after the others."""
     for item in items:
         if Path(str(item.path)).suffix == ".ipynb" or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     yield
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: Path(str(item.path)).name != "test_browser.py")
+        items.sort(key=_longest_first)
+
+
+# The units (a module, a class, a notebook) that take a minute or more, longest first: handed out
+# first, they run beside the many short ones instead of after them (--durations=60 in a clean clone).
+LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
+                 "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py")
+
+
+def _longest_first(item: pytest.Item) -> int:
+    name = Path(str(item.path)).name
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
