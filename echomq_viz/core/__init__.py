@@ -8,5 +8,5 @@ means (:mod:`.queue_report`), the argument checks and their one wording
 the tier colours (:mod:`.colours`) and a password hidden in any message
 (:mod:`.redaction`). No network, no files, no processes.
 
-May import: the standard library and numpy; nothing else of echomq_viz.
+May import: the standard library and numpy; nothing of echomq_viz outside the core.
 """
