@@ -22,7 +22,7 @@ from echomq_viz.redis_side.owners import lease_key
 from echomq_viz.core.score import TIER_SPAN, priority_score, split_score
 from echomq_viz.redis_side.server import RedisServer, connect
 
-from conftest import one_clear_line
+from conftest import one_clear_line, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,15 +35,6 @@ def demo(r) -> Demo:
 def keys_of(client, token: str) -> set[str]:
     """Every key naming this owner token, demo keys and lease alike."""
     return {key for key in client.scan_iter(match=f"*@{token}*", count=1000)}
-
-
-def wait_until(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 # A second process with a Demo of the same base name, driven line by line.

@@ -11,6 +11,7 @@ from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelMana
 
 from echomq_viz.launcher import _app_server
 from echomq_viz.launcher._app_server import AppKernelManager, AppVoila
+from conftest import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -169,7 +170,7 @@ class RunningApp:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port), "--notebooks",
              str(folder), *options], stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        if not wait_until(lambda: self.get("/")[0] == 200, 120):
+        if not wait_until(lambda: self.get("/")[0] == 200, 120, step=0.2):
             self.stop()
             raise RuntimeError(f"the app never answered: {self.text()[-2000:]}")
 
@@ -200,17 +201,6 @@ class RunningApp:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(60)
         self.log.close()
-
-
-def wait_until(condition, seconds: float) -> bool:
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return bool(condition())
 
 
 @pytest.fixture
