@@ -25,6 +25,7 @@ marks: notebooks under nbval and the tests on a formed Redis Cluster
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -190,6 +191,17 @@ def assert_refused(error: type[BaseException] | tuple[type[BaseException], ...],
         assert re.search(match, message), f"{match!r} not in {message!r}"
     if keyspace is not None:
         assert keyspace() == before, "a refused call changed the keyspace"
+
+
+def tiny_notebooks(folder: Path, source: str) -> Path:
+    """``folder/tiny.ipynb``: one code cell of ``source``, for a server to serve (made with ``folder``)."""
+    folder.mkdir(parents=True)
+    (folder / "tiny.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "t", "metadata": {}, "outputs": [],
+                   "source": source}],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5}))
+    return folder
 
 
 def wait_until(condition: Callable[[], object], seconds: float, step: float = 0.05) -> bool:

@@ -11,7 +11,7 @@ from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelMana
 
 from echomq_viz.launcher import _app_server
 from echomq_viz.launcher._app_server import AppKernelManager, AppVoila
-from conftest import wait_until
+from conftest import tiny_notebooks, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -146,20 +146,13 @@ class RunningApp:
     """``echomq-viz app`` on a folder with one tiny notebook, its log kept."""
 
     def __init__(self, tmp_path, *options: str) -> None:
-        import json
         import os
         import subprocess
         import sys
 
         from echomq_viz.redis_side.server import free_tcp_port
 
-        folder = tmp_path / "notebooks"
-        folder.mkdir()
-        (folder / "tiny.ipynb").write_text(json.dumps({
-            "cells": [{"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
-                       "source": "x = 1"}],
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-            "nbformat": 4, "nbformat_minor": 5}))
+        folder = tiny_notebooks(tmp_path / "notebooks", "x = 1")
         (tmp_path / "tmp").mkdir()
         self.port = free_tcp_port()
         self.base = f"http://127.0.0.1:{self.port}"

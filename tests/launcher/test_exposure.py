@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from echomq_viz.launcher import exposure
+from conftest import tiny_notebooks
 
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
 PROBE = Path(__file__).with_name("exposure_probe.py")
@@ -143,13 +144,7 @@ def _own_network_namespace() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode, port", [("app", 8866), ("lab", 8888)])
 def test_a_non_loopback_address_is_refused_then_served_only_with_the_token(tmp_path, mode, port):
-    notebooks = tmp_path / "notebooks"
-    notebooks.mkdir()
-    (notebooks / "tiny.ipynb").write_text(json.dumps({
-        "cells": [{"cell_type": "code", "execution_count": None, "id": "t", "metadata": {}, "outputs": [],
-                   "source": "print(1)"}],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4, "nbformat_minor": 5}))
+    notebooks = tiny_notebooks(tmp_path / "notebooks", "print(1)")
     done = subprocess.run([*_own_network_namespace(), sys.executable, str(PROBE), mode, str(notebooks), str(port)],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
