@@ -20,9 +20,10 @@ slider, its library menu). It renders widgets through the same
 JupyterLab components, so the full checks run in JupyterLab, the app and the
 offline pages only.
 
-Then ``echomq-viz export`` writes the offline pages and each one is opened
-from disk with every network request refused: widgets and figures render,
-every control is visibly switched off, and a notice says how to run it live.
+Then ``echomq-viz export --no-execute`` writes the offline pages of the
+notebooks as stored, and each one is opened from disk with every network
+request refused: widgets and figures render, every control is visibly
+switched off, and a notice says how to run it live.
 
 axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
 checks every app page and every offline page: no critical and no serious
@@ -793,10 +794,14 @@ class TestNotebook7:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
-    """``echomq-viz export`` into a temp folder, as a user runs it."""
+    """``echomq-viz export --no-execute`` into a temp folder: the pages of the notebooks as
+    stored, whose outputs nbval checks against a fresh run and whose widget state and
+    stills the refresh wrote (tests/launcher/test_stills.py). An export that runs every
+    notebook first is tested in the fresh venv of the README's Explore command
+    (tests/test_packaging.py); running them all again here would check nothing more."""
     _need_npm_once("the widget JavaScript")
     out = tmp_path_factory.mktemp("html")
-    result = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--out", str(out)],
+    result = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--no-execute", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
