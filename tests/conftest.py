@@ -18,7 +18,7 @@ echomq_viz/core/, and so on); the project-wide ones (packaging, the
 notebooks, the README, the import layers) stay here at the top.
 
 It also holds the helpers several test files share (``assert_refused``,
-``one_clear_line``, ``wait_until``, ``not_redis_server``) and the ``slow``
+``one_clear_line``, ``wait_until``, ``not_redis_server``, ``clean_env``) and the ``slow``
 marks: notebooks under nbval and the tests on a formed Redis Cluster
 (``SLOW_FIXTURES``); other long runs carry ``@pytest.mark.slow`` in their files.
 """
@@ -193,6 +193,12 @@ def assert_refused(error: type[BaseException] | tuple[type[BaseException], ...],
         assert keyspace() == before, "a refused call changed the keyspace"
 
 
+def clean_env() -> dict[str, str]:
+    """This environment without what points into the checkout or at a Redis: for a
+    command run in a fresh venv, as a newcomer's shell would run it."""
+    return {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PYTHONPATH", "VIRTUAL_ENV")}
+
+
 def tiny_notebooks(folder: Path, source: str) -> Path:
     """``folder/tiny.ipynb``: one code cell of ``source``, for a server to serve (made with ``folder``)."""
     folder.mkdir(parents=True)
@@ -270,7 +276,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # The units (a module, a class, a notebook) that take a minute or more, longest first: handed out
 # first, they run beside the many short ones instead of after them (--durations=60 in a clean clone).
-LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
+LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
                  "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py")
 
 

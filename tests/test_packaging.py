@@ -1,12 +1,14 @@
 """What installing the wheel brings: the wheel and sdist carry the Lua
 scripts and the notebooks; installed into a fresh venv, the package runs its
 scripts, and ``echomq-viz lab``, ``app`` and ``export`` work from an empty
-folder on the user's own copy of the notebooks, never overwriting their edits."""
+folder on the user's own copy of the notebooks, never overwriting their edits.
+
+The README's Explore command, installing from the index in a fresh clone, is
+tests/test_explore_command.py (a module of its own, so the two run side by side)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -25,6 +27,7 @@ import pytest
 from echomq_viz.launcher.notebook_copies import notebooks_dir
 from echomq_viz.launcher.notebook_copies import COPY_RECORD, USER_FOLDER, copy_notebooks
 from echomq_viz.redis_side.server import RedisServer, free_tcp_port
+from conftest import clean_env
 from processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,18 +237,13 @@ def _site(python: Path) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def _clean_env() -> dict[str, str]:
-    """This environment without what points into the checkout or at a Redis."""
-    return {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PYTHONPATH", "VIRTUAL_ENV")}
-
-
 @pytest.mark.slow
 def test_installed_wheel_runs_its_lua(installed, tmp_path):
     python = installed / "python"
     with RedisServer() as server:
         out = subprocess.run(
             [python, "-c", IN_FRESH_VENV, _site(python), server.url],
-            check=True, capture_output=True, text=True, cwd=tmp_path, env=_clean_env(),
+            check=True, capture_output=True, text=True, cwd=tmp_path, env=clean_env(),
         ).stdout
     assert '"order": ["early", "late"]' in out
     expected = sorted(p.name.split("-")[0] for p in (ROOT / "lua").glob("*.lua"))
@@ -261,7 +259,7 @@ def _serve_and_get(argv: list, cwd: Path, path: str, log: Path) -> str:
     """Start ``echomq-viz lab|app`` in ``cwd``, GET ``path`` once it serves, stop it with Ctrl-C."""
     port = free_tcp_port()
     with open(log, "wb") as sink:
-        proc = subprocess.Popen([*argv, "--no-browser", "--port", str(port)], cwd=cwd, env=_clean_env(),
+        proc = subprocess.Popen([*argv, "--no-browser", "--port", str(port)], cwd=cwd, env=clean_env(),
                                 stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.monotonic() + 90
@@ -282,7 +280,7 @@ def test_installed_commands_work_from_an_empty_folder_on_the_users_copy(installe
     empty = tmp_path / "empty"
     empty.mkdir()
     first = NOTEBOOKS[0]
-    exported = subprocess.run([launcher, "export", first, "--out", "html"], cwd=empty, env=_clean_env(),
+    exported = subprocess.run([launcher, "export", first, "--out", "html"], cwd=empty, env=clean_env(),
                               capture_output=True, text=True, timeout=600)
     assert exported.returncode == 0, exported.stdout[-2000:] + exported.stderr[-2000:]
     copy = empty / USER_FOLDER
@@ -301,34 +299,3 @@ def test_installed_commands_work_from_an_empty_folder_on_the_users_copy(installe
     served = _serve_and_get([launcher, "app"], empty, "/voila/api/contents", tmp_path / "app.log")
     assert sorted(item["name"] for item in json.loads(served)["content"]) == NOTEBOOKS
     assert "my own note" in mine.read_text()  # three runs later, the edit is still there
-
-
-# -- the README's Explore command, in a fresh clone ----------------------------------------------------------
-
-
-def _readme_command(marker: str) -> str:
-    """The command of the README's fenced block after ``<!-- marker -->``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text.split(f"<!-- {marker} -->", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0].strip()
-
-
-@pytest.mark.slow
-def test_every_notebook_runs_after_the_readmes_explore_command(tmp_path):
-    """The README's Explore command, typed in a fresh clone, up to the lab itself (which waits
-    for a browser); then every notebook runs top to bottom in that venv: the export executes
-    each in a kernel of its own, and fails at the first cell that raises."""
-    command = _readme_command("lab-command")
-    install, launch = command.rsplit(" && ", 1)
-    assert launch == ".venv/bin/echomq-viz lab", f"the README's Explore command changed: {command}"
-    clone = tmp_path / "echomq-viz"
-    shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "node_modules", ".pytest_cache", ".hypothesis", "*.egg-info",
-        ".ipynb_checkpoints", "__pycache__"))
-    installing = subprocess.run(install, shell=True, cwd=clone, env=_clean_env(), capture_output=True, text=True,
-                                timeout=1800)
-    assert installing.returncode == 0, installing.stdout[-2000:] + installing.stderr[-2000:]
-    out = tmp_path / "html"
-    exported = subprocess.run([clone / ".venv" / "bin" / "echomq-viz", "export", "--out", str(out)], cwd=clone,
-                              env=_clean_env(), capture_output=True, text=True, timeout=3600)
-    assert exported.returncode == 0, exported.stdout[-3000:] + exported.stderr[-3000:]
-    assert sorted(p.stem for p in out.glob("*.html")) == sorted(["index", *(Path(name).stem for name in NOTEBOOKS)])
