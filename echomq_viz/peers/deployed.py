@@ -276,6 +276,9 @@ _ONE_KEY = {"LPUSH", "RPUSH", "LPOP", "RPOP", "LLEN", "ZADD", "ZREM", "ZCARD", "
             "GET", "SET", "INCR", "EXISTS", "XADD"}
 
 
+_MOVES = {"RPOPLPUSH", "BRPOPLPUSH", "LMOVE", "BLMOVE", "SMOVE"}  # source, destination, ...
+
+
 def _unescaped(word: str) -> str:
     """A key as Redis holds it, from MONITOR's text (``\\xNN`` back to its byte)."""
     return re.sub(r"\\x([0-9a-f]{2})", lambda match: chr(int(match.group(1), 16)), word)
@@ -283,13 +286,15 @@ def _unescaped(word: str) -> str:
 
 def _keys_named(words: Sequence[str], known: dict[str, str]) -> list[str]:
     """The keys a command (its MONITOR words) names: a script's by its key count, a blocking
-    pop's every argument but the timeout, a one-key command's first argument, any other's
-    the arguments that are keys the library wrote."""
+    pop's every argument but the timeout, a move's source and destination, a one-key command's
+    first argument, any other's the arguments that are keys the library wrote."""
     verb, args = words[0].upper(), [_unescaped(word) for word in words[1:]]
     if verb in ("EVAL", "EVALSHA") and len(args) > 1 and args[1].isdigit():
         return args[2:2 + int(args[1])]
     if verb in ("BRPOP", "BLPOP", "BZPOPMIN", "BZPOPMAX"):
         return args[:-1]
+    if verb in _MOVES:  # named whether or not either list exists when the run's keys are read
+        return args[:2]
     if verb in _ONE_KEY:
         return args[:1]
     return [known[word] for word in words[1:] if word in known]

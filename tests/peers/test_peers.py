@@ -594,7 +594,8 @@ def test_a_cluster_refuses_celery_and_rq_and_bull_without_braces(workers):
     assert "BRPOP" in multi_key_commands(workers["celery"])
     assert {"BLPOP", "MULTI/EXEC"} <= set(multi_key_commands(workers["rq"]))
     if node_missing() is None:
-        assert multi_key_commands(workers["bull"]) == ["EVALSHA"]
+        # Bull's worker, back from an empty queue, moves a job from wait to active: two slots
+        assert multi_key_commands(workers["bull"]) == ["BRPOPLPUSH", "EVALSHA"]
         assert multi_key_commands(workers["bullmq-node"]) == ["EVALSHA"]
     assert multi_key_commands(workers["bullmq-py"]) == ["EVALSHA"]
 
@@ -793,6 +794,21 @@ def test_bull_and_bullmq_keep_one_slot_with_a_braced_queue_name():
         assert len(set(slots_of(list(run.keys)).values())) == 1 and all("{jobs}" in key for key in run.keys)
     prose, _ = _notebook()
     assert "Bull and BullMQ work there only with a braced prefix, such as a queue named `{jobs}`" in prose
+
+
+def test_a_move_between_two_slots_is_named_whether_or_not_its_lists_were_left_behind():
+    """BRPOPLPUSH names its source and destination: a cluster refuses it across slots even when
+    both lists are empty (so absent) by the time the run's keys are read."""
+    from echomq_viz.peers.workers import WorkerRun
+
+    def run(*late: str, keys: dict | None = None) -> WorkerRun:
+        return WorkerRun(key="k", label="l", version="v", how="h", settings=(), sent=(), order=(), steady=(),
+                         late=tuple((text, False) for text in late), keys=keys or {})
+
+    assert multi_key_commands(run("BRPOPLPUSH bull:q:wait bull:q:active 5")) == ["BRPOPLPUSH"]
+    assert multi_key_commands(run("BRPOPLPUSH bull:{q}:wait bull:{q}:active 5")) == []  # one slot
+    assert multi_key_commands(run("LMOVE a b LEFT RIGHT", "HGET a f")) == ["LMOVE"]
+    assert multi_key_commands(run("HMGET bull:q:1 bull:q:2", keys={"bull:q:1": "hash"})) == []  # not both keys
 
 
 def test_before_each_record_splits_a_workers_lines_at_each_jobs_record():
