@@ -9,7 +9,9 @@ which servers the tests get:
   ``ECHOMQ_VIZ_REQUIRE_SYSTEM_REDIS=1`` (CI) they fail instead.
 - notebooks under nbval get one more private server, started in
   ``pytest_sessionstart`` because nbval starts kernels before fixtures run;
-  its address reaches the kernels through ``REDIS_URL``.
+  its address reaches the kernels through ``REDIS_URL``. Other people's data
+  sits beside them there (``tests/foreign_data.py``): after each notebook,
+  every foreign key must DUMP the same, else its last cell's teardown fails.
 
 These are throwaway servers, so tests may FLUSHALL them.
 
@@ -44,6 +46,7 @@ import pytest
 sys.path[1:1] = [str(folder) for folder in sorted(Path(__file__).parent.iterdir())
                  if folder.is_dir() and not folder.name.startswith((".", "_")) and str(folder) not in sys.path]
 
+from foreign_data import Planted
 from echomq_viz.redis_side import server as server_mod
 from echomq_viz.core.keys import QueueContext
 from echomq_viz.redis_side.owners import lease_key, this_owner
@@ -114,6 +117,37 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     url, _notebook_server = server_mod.url_or_private_server()  # REDIS_URL: the caller's choice
     os.environ[server_mod.ENV_URL] = url
+
+
+class OtherPeoplesDataBesideTheNotebooks:
+    """Other people's data on the notebooks' server (tests/foreign_data.py): planted before the
+    first notebook cell this process runs, checked after each notebook, on a server of ours only.
+
+    A plugin, not hooks of this file: a conftest's test hooks reach only the tests below its
+    folder, and the notebooks are in notebooks/."""
+
+    def __init__(self) -> None:
+        self.planted: Planted | None = None
+
+    @staticmethod
+    def _cell(item: pytest.Item) -> bool:
+        return Path(str(item.path)).suffix == ".ipynb"
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.planted is None and _notebook_server is not None and self._cell(item):
+            self.planted = Planted(_notebook_server.client(decode_responses=False),
+                                   _notebook_server.client(decode_responses=False, db=1))
+
+    @pytest.hookimpl(trylast=True)  # after nbval's own teardown, which stops the notebook's kernel
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if self.planted is None or not self._cell(item) or (nextitem is not None and nextitem.path == item.path):
+            return
+        found = self.planted.changes()
+        assert not found, f"{item.path.name} changed other people's data on its Redis: " + "; ".join(found)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(OtherPeoplesDataBesideTheNotebooks(), "echomq-viz-other-peoples-data")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,19 +1,17 @@
-"""The notebooks as a whole, run by real kernels: against a server full of
-other people's data (every foreign key must DUMP the same afterwards), and
-killed at the end (no redis-server or kernel may outlive them). Each test
-executes notebooks, so each is marked slow.
+"""The package beside other people's data (every foreign key must DUMP the
+same afterwards), and notebooks whose kernels are killed (no redis-server or
+kernel may outlive them).
 
 The printed numbers of each notebook are checked by nbval (``pytest
-notebooks/``), two kernels sharing one server by ``test_notebooks_shared.py``.
+notebooks/``), on a server full of other people's data that must survive
+each notebook (``tests/conftest.py``); two kernels sharing one server by
+``test_notebooks_shared.py``.
 """
 
 from __future__ import annotations
 
-import glob
 import json
-import math
 import os
-import random
 import re
 import subprocess
 import sys
@@ -21,41 +19,19 @@ import threading
 from pathlib import Path
 
 import pytest
-import redis
 
 from conftest import wait_until
-from echomq_viz.launcher._kernel_channels import private_kernel_config
+from foreign_data import FOREIGN_KEYS, NEAR_MISSES, OURS, Planted, dump_all
 from echomq_viz.redis_side._process import cmdline, descendants, proc_table
 from echomq_viz.experiments.inspection import inspect_queue
 from echomq_viz.experiments.interop import bullmq_add
 from echomq_viz.core.keys import QueueContext
 from echomq_viz.experiments.live import Demo, seeded_priorities
-from echomq_viz.core.score import priority_score
 from echomq_viz.redis_side.scripts import Scripts
 from echomq_viz.redis_side.server import RedisServer, connect
 from echomq_viz.widgets import BandsView, ConsumeView, HeroView, InspectorView
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(glob.glob(str(ROOT / "notebooks" / "*.ipynb")))
-
-
-# -- helpers ------------------------------------------------------------------------------------
-
-
-def dump_all(client: redis.Redis) -> dict[bytes, tuple[bytes | None, bool]]:
-    """Every key of the client's db: its DUMP and whether it has a TTL."""
-    keys = list(client.scan_iter(count=2000))
-    found: dict[bytes, tuple[bytes | None, bool]] = {}
-    for start in range(0, len(keys), 1000):
-        chunk = keys[start:start + 1000]
-        with client.pipeline(transaction=False) as pipe:
-            for key in chunk:
-                pipe.dump(key)
-                pipe.pttl(key)
-            replies = pipe.execute()
-        for key, dumped, ttl in zip(chunk, replies[::2], replies[1::2]):
-            found[key] = (dumped, ttl > 0)
-    return found
 
 
 # -- processes of ours, seen through psutil -------------------------------------------------------
@@ -109,107 +85,29 @@ class ProcessWatch:
                 if pid in table and table[pid][1] == start and table[pid][2] not in ("Z", "X")}
 
 
-def run_notebooks(paths: list[str], workdir: Path, **client_options) -> None:
-    """Execute copies of notebooks in ``workdir`` with nbclient (kernel
-    python3, 180 s per cell); the repository's stored outputs stay untouched."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        copy = workdir / Path(path).name
-        with private_kernel_config() as config:  # no loopback port to lose to the suite's other connections
-            NotebookClient(nb, timeout=180, kernel_name="python3", config=config,
-                           resources={"metadata": {"path": str(workdir)}}, **client_options).execute()
-        nbformat.write(nb, copy)
-
-
 # -- other people's data ------------------------------------------------------------------------
-
-FOREIGN_KEYS = 10_000
-# Names one slip of a pattern away from a demo queue's keys.
-NEAR_MISSES = [
-    b"emq:{viz-01-score}", b"emq:{viz-01-score-extra}:pc", b"emq:viz-01-score:pc",
-    b"bull:{viz-01-score}:prioritized", b"emq:{vizier}:prioritized", b"emq:{VIZ-03-consume}:pc",
-    b"emq:{viz-*}:pc", b"emq:{viz-?}:wait", b"emq:{viz-[0]}:id", b"emq:{viz-04-bands}x:pc",
-    b"emq:{viz-03-consume}\x00:pc", b"\xff\xfeemq:{viz-02-compare}:pc", b"viz-01-score", b"{viz-05-frontier}:pc",
-    b"emq:{orders}x", b"emq:{viz-01-score}}:pc",
-]
-
-
-def load_foreign_data(client: redis.Redis) -> None:
-    """10,000 unrelated keys of every type (some with a TTL), plus near misses."""
-    rng = random.Random(20240606)
-    names = ("user:{i}", "cache:{i}:blob", "emq:{{tenant-{i}}}:meta", "bull:mail:{i}", "viz-{i}",
-             "emq:viz-{i}:pc", "sess\xe9:{i}", "q:{{{i}}}:prioritized")
-    with client.pipeline(transaction=False) as pipe:
-        for i in range(FOREIGN_KEYS):
-            key = names[i % len(names)].format(i=i).encode()
-            if i % 97 == 0:
-                key = b"\xc3\x28bin:" + rng.randbytes(6) + str(i).encode()  # not UTF-8
-            kind = i % 10
-            if kind < 3:
-                size = 65_536 if i % 1000 == 0 else rng.randint(0, 200)
-                pipe.set(key, rng.randbytes(size))
-            elif kind < 5:
-                pipe.hset(key, mapping={f"f{n}".encode(): rng.randbytes(rng.randint(0, 30))
-                                        for n in range(rng.randint(1, 10))})
-            elif kind == 5:
-                pipe.rpush(key, *[rng.randbytes(rng.randint(0, 20)) for _ in range(rng.randint(1, 20))])
-            elif kind == 6:
-                pipe.sadd(key, *{str(rng.randint(0, 10**6)) for _ in range(rng.randint(1, 20))})
-            elif kind < 9:
-                pipe.zadd(key, {f"m{n}": rng.choice([rng.randint(-10**6, 10**6), priority_score(3, n),
-                                                     rng.random(), math.inf])
-                                for n in range(rng.randint(1, 20))})
-            else:
-                for _ in range(rng.randint(1, 5)):
-                    pipe.xadd(key, {"event": "added", "n": str(i)})
-            if i % 7 == 0:
-                pipe.expire(key, 3600 + i)
-            if i % 1000 == 999:
-                pipe.execute()
-        for n, key in enumerate(NEAR_MISSES):
-            if n % 2:
-                pipe.zadd(key, {"1": priority_score(1, 1), "2": priority_score(1, 2)})
-            else:
-                pipe.set(key, b"near miss " + key)
-        pipe.execute()
-
-
-OURS = re.compile(rb"^emq:\{viz-[^{}]*\}:")
+#
+# Every notebook runs under nbval on a server full of other people's data (tests/conftest.py plants it
+# and checks it after each notebook); here the package's live operations run beside the same data.
 
 
 @pytest.mark.slow
-def test_other_peoples_data_survives_every_notebook_and_live_operation(tmp_path, monkeypatch):
-    """The whole package against a server full of other data: every foreign key DUMPs the same."""
-    server = RedisServer().start()
-    try:
+def test_other_peoples_data_survives_every_live_operation(monkeypatch):
+    """The package's live operations, in this process, against a server full of other data and two
+    stock BullMQ queues: every foreign key DUMPs the same, in both databases."""
+    with RedisServer() as server:
         binary = server.client(decode_responses=False)
-        load_foreign_data(binary)
-        other_db = server.client(decode_responses=False, db=1)
-        other_db.set("db1-key", b"\x00\x01")
-        other_db.zadd("emq:{viz-01-score}:prioritized", {"1": 1})  # our name, another database
         # Two stock BullMQ queues: BullMQ's own layout, and a real EchoMQ-layout queue.
         jobs = [(f"order-{n}", {"n": n}, p) for n, p in enumerate([0, 1, 5, 2, 1, 2097151, 3, 0, 2, 1])]
         bullmq_add(server.url, "orders", "bull", jobs)
         bullmq_add(server.url, "{orders}", "emq", jobs)
-        before = dump_all(binary)
+        planted = Planted(binary, server.client(decode_responses=False, db=1))
+        before = planted.before
         assert len(before) > FOREIGN_KEYS + len(NEAR_MISSES)  # + the BullMQ keys
         assert any(key.startswith(b"bull:orders:") for key in before)
         assert binary.exists(b"emq:{orders}:prioritized")
-        other_before = dump_all(other_db)
-
         monkeypatch.setenv("REDIS_URL", server.url)
-        workdir = tmp_path / "notebooks"
-        workdir.mkdir()
-        assert len(NOTEBOOKS) >= 7, NOTEBOOKS
-        with ProcessWatch() as watch:
-            run_notebooks(NOTEBOOKS, workdir)
-        assert watch.started("ipykernel"), "no kernel seen: the watch is blind"
-        assert wait_until(lambda: not watch.alive(), 20), watch.alive()
 
-        # The package's live operations, in this process, through REDIS_URL.
         client = connect()
         a = Demo("viz-rel-a")
         a.add_batch(seeded_priorities(1, 300, (1, 2, 3)))
@@ -254,25 +152,11 @@ def test_other_peoples_data_survives_every_notebook_and_live_operation(tmp_path,
         assert hinted.total == 0 and "emq:{orders}:" in hinted.hint
         assert dump_all(binary) == quiet, "inspect_queue wrote to the server"
 
+        assert planted.changes() == []
         after = dump_all(binary)
-        missing = [key for key in before if key not in after]
-        changed = [key for key in before if key in after and after[key][0] != before[key][0]]
-        ttl_changed = [key for key in before if key in after and after[key][1] != before[key][1]]
-        added = [key for key in after if key not in before]
-        assert not missing, missing[:10]
-        assert not changed, changed[:10]
-        assert not ttl_changed, ttl_changed[:10]
-        strays = [key for key in added if not OURS.match(key)]
-        assert not strays, strays[:10]
-        # Kernels clean up after themselves: what is left is this process's own.
-        queues = {OURS.match(key).group().decode() for key in added}
-        assert all(queue.endswith(f"@{a.owner}}}:") for queue in queues), sorted(queues)
-        # REDIS_URL reached the kernels: they ran the scripts on this server.
-        evalsha = binary.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
-        assert evalsha > 1000, evalsha
-        assert dump_all(other_db) == other_before
-    finally:
-        server.stop()
+        # What is left is this process's own demo keys.
+        queues = {OURS.match(key).group().decode() for key in after if key not in before}
+        assert queues and all(queue.endswith(f"@{a.owner}}}:") for queue in queues), sorted(queues)
 
 
 # -- no orphans ----------------------------------------------------------------------------------
