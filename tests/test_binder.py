@@ -38,6 +38,7 @@ def _line(text: str, pattern: str) -> int:
     raise AssertionError(f"no line matches {pattern!r} in the Dockerfile:\n{text[-4000:]}")
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_binder_uses_the_conda_environment_and_its_python(dockerfile):
     assert _line(dockerfile, r'env update .*--file "environment\.yml"') >= 0
     wanted = re.search(r"^\s*-\s*python\s*=\s*(\d+\.\d+)\s*$",

@@ -242,6 +242,7 @@ def test_clean_orphans_works_through_many_batches(r):
     assert len(mine.entries()) == 300
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_a_process_that_exits_deletes_its_demo_keys_and_lease(r, redis_server):
     with DemoProcess(redis_server.url, name="viz-short") as short, \
             DemoProcess(redis_server.url, name="viz-short") as sibling:
@@ -475,6 +476,7 @@ def test_an_evicting_redis_gets_one_warning_line_naming_the_setting(capsys):
         assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_a_real_eviction_of_job_hashes_is_found_by_the_demo_and_the_inspector():
     from echomq_viz.experiments.inspection import inspect_queue
 

@@ -445,6 +445,7 @@ def test_a_killed_server_still_leaves_nothing(tiny_notebooks, tmp_path):
         lab.stop()
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_redis_runs_in_the_foreground_and_says_how_to_connect(tmp_path):
     with running_redis() as proc:
         lines = [proc.stdout.readline() for _ in range(5)]
@@ -467,6 +468,7 @@ def test_redis_runs_in_the_foreground_and_says_how_to_connect(tmp_path):
         assert not os.path.exists(folder)
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_redis_on_a_tcp_port_keeps_the_password_off_the_screen(tmp_path):
     # The password goes to a 0600 file in the server's 0700 folder; the screen
     # (and any log the output goes to) shows only how to load it.
@@ -599,6 +601,7 @@ SUPERVISE_WATCHED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_supervise_stops_the_server_when_watch_says_so():
     # What lab and app do once their embedded Redis is gone for good.
     done = subprocess.run([sys.executable, "-c", SUPERVISE_WATCHED], capture_output=True, text=True, timeout=60)

@@ -15,6 +15,8 @@ import tarfile
 import threading
 from pathlib import Path
 
+import pytest
+
 from echomq_viz.launcher.export import JsAsset, fetch_js_assets
 
 ASSET = JsAsset("demo-widgets-1.0.0", (("package/dist/*.js", "demo"),))
@@ -61,6 +63,7 @@ def test_a_second_fetch_waits_for_the_one_in_progress(tmp_path):
     assert sorted(results[0]) == ["demo/a.js", "demo/b.js"]
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_the_exports_kernel_is_on_unix_sockets_in_a_folder_of_its_own(tmp_path):
     """The notebook's kernel says where its connection file is and what it
     holds; the folder is its own, 0700, and gone once the run is over."""

@@ -49,6 +49,7 @@ def test_the_runtime_folder_is_jupyters_own_made_private(monkeypatch, tmp_path):
     assert (tmp_path / "runtime").stat().st_mode & 0o777 == 0o700
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_the_font_cache_is_built_before_any_kernel_needs_it(tmp_path):
     """A new home gets Matplotlib's font list; its first kernel then has
     nothing to build (and nothing to say about it in the notebook)."""

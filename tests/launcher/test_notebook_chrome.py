@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = "owner/echomq-viz"
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_colab_cell_does_nothing_in_a_plain_kernel(tmp_path):
     """Run in a real kernel, with every way to start a process watched."""
     watch = ("import subprocess, os\n"

@@ -44,6 +44,7 @@ def _shipped() -> dict[str, bytes]:
             if p.is_file() and not p.name.startswith(".")}
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_two_launchers_at_once_in_one_empty_folder_copy_every_notebook_whole(tmp_path):
     for run in range(20):
         shipped = _shipped()

@@ -52,6 +52,7 @@ def test_namespaces_never_collide_and_hold_no_glob_or_mark():
         assert set(space) <= set("abcdefghijklmnopqrstuvwxyz0123456789-") and len(space) <= 24
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_each_student_works_in_full_and_never_reaches_another(shared, operator):
     urls = {name: add_student(operator, name, shared.url) for name in ("alice", "ali", "bob")}
     kernels = {name: Kernel(url, lease=30, name="viz-01-score") for name, url in urls.items()}

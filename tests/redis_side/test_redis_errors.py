@@ -121,6 +121,7 @@ def loading(tmp_path):
         process.wait()
 
 
+@pytest.mark.slow  # a process or a server of its own: a second or more
 def test_a_server_still_loading_its_data(loading):
     with pytest.raises(redis.exceptions.BusyLoadingError) as info:
         Demo("viz-01-score", client=loading)
