@@ -106,9 +106,12 @@ def _runs_tests(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``--numprocesses=auto``: one worker more than there are cores, as parts
-    of the suite wait on kernels and servers rather than the CPU."""
-    return (os.cpu_count() or 1) + 1
+    """``--numprocesses=auto``: one worker per core, and one more when the slow
+    tests run, as they wait on kernels, servers and browsers rather than the CPU.
+    The quick part (``-m "not slow"``) keeps the CPU busy: a third worker there only
+    adds its collection (62 s against 68 s on two cores)."""
+    cores = os.cpu_count() or 1
+    return cores if config.getoption("markexpr", "") == "not slow" else cores + 1
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
