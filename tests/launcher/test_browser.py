@@ -8,8 +8,8 @@ without touching this file) is opened
 
 and checked the way a reader uses it: no "Error displaying widget", no error
 output; every slider moved, each time with its readout and the view's figure
-changing (in JupyterLab from the keyboard, an arrow key then Home/End, and
-by a mouse drag; in the app by a drag to its far end, as the keyboard is the
+changing: in JupyterLab from the keyboard (an arrow key, then Home/End), in
+the app by a mouse drag to its far end (each way once: the slider is the
 widgets' own code, the same on both pages); the Redis controls (buttons such as "Run it on Redis", "Pop one",
 "Drain", and the "live on Redis" switch) pressed, each changing the result
 shown. One screenshot per notebook goes to ``build/screenshots/``.
@@ -448,10 +448,9 @@ def press_controls(page, view, strict: bool = True) -> dict[str, bool]:
 
 
 def exercise(page, name: str, where: str, keyboard: bool = True) -> dict:
-    """Every slider by keyboard and drag, then every Redis control; what was
-    done. Without ``keyboard``, one drag per slider, to its far end (the
-    keyboard is the widgets' own code, the same on every page: JupyterLab's
-    test presses it).
+    """Every slider by keyboard (an arrow key, then Home/End) or, without
+    ``keyboard``, by a drag to its far end; then every Redis control; what was
+    done. Either way each slider ends at an end, where its readout is longest.
 
     A slider must change the figure at once, except in a view of a notebook
     beyond 01-04 that has buttons: there a slider may only set up what a
@@ -472,7 +471,7 @@ def exercise(page, name: str, where: str, keyboard: bool = True) -> dict:
             before_slider = _figures(view)
             if keyboard and not move_by_keyboard(page, view, slider, strict):
                 waiting.append(f"the keyboard on '{_slider_label(slider)}'")
-            if not move_by_drag(page, view, slider, strict, to_end=not keyboard):
+            if not keyboard and not move_by_drag(page, view, slider, strict, to_end=True):
                 waiting.append(f"a drag on '{_slider_label(slider)}'")
             if waiting and unchanged_from is None:
                 unchanged_from = before_slider
@@ -490,7 +489,7 @@ def exercise(page, name: str, where: str, keyboard: bool = True) -> dict:
     missing = required.get("buttons", set()) - done["buttons"]
     assert not missing, f"{where}: {name} lacks the controls {missing}: {done}"
     _error_free(page, f"{where} {name}, after the interactions")
-    print(f"{where} {name}: {done['sliders']} sliders moved by {'keyboard and ' if keyboard else ''}drag, "
+    print(f"{where} {name}: {done['sliders']} sliders moved by {'keyboard' if keyboard else 'drag'}, "
           f"pressed {sorted(done['buttons'])}"
           + (f" ({sorted(done['unchanged'])} showed the same again)" if done["unchanged"] else ""))
     return done
