@@ -819,7 +819,7 @@ def exported(tmp_path_factory) -> Path:
     stored, whose outputs nbval checks against a fresh run and whose widget state and
     stills the refresh wrote (tests/launcher/test_stills.py). An export that runs every
     notebook first is tested in the fresh venv of the README's Explore command
-    (tests/test_packaging.py); running them all again here would check nothing more."""
+    (tests/test_explore_command.py); running them all again here would check nothing more."""
     _need_npm_once("the widget JavaScript")
     out = tmp_path_factory.mktemp("html")
     result = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--no-execute", "--out", str(out)],
