@@ -125,21 +125,32 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 class OtherPeoplesDataBesideTheNotebooks:
     """Other people's data on the notebooks' server (tests/foreign_data.py): planted before the
     first notebook cell this process runs, checked after each notebook, on a server of ours only.
+    A notebook that makes a demo queue or a view must also have connected to that server (through
+    ``REDIS_URL``): else the check beside it saw nothing.
 
     A plugin, not hooks of this file: a conftest's test hooks reach only the tests below its
     folder, and the notebooks are in notebooks/."""
 
     def __init__(self) -> None:
         self.planted: Planted | None = None
+        self.running: Path | None = None  # the notebook whose cells run now
+        self.connections_before = 0  # the server's connections received before its first cell
 
     @staticmethod
     def _cell(item: pytest.Item) -> bool:
         return Path(str(item.path)).suffix == ".ipynb"
 
+    def _connections(self) -> int:
+        return self.planted.client.info("stats")["total_connections_received"]
+
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.planted is None and _notebook_server is not None and self._cell(item):
+        if _notebook_server is None or not self._cell(item):
+            return
+        if self.planted is None:
             self.planted = Planted(_notebook_server.client(decode_responses=False),
                                    _notebook_server.client(decode_responses=False, db=1))
+        if item.path != self.running:
+            self.running, self.connections_before = item.path, self._connections()
 
     @pytest.hookimpl(trylast=True)  # after nbval's own teardown, which stops the notebook's kernel
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -147,6 +158,11 @@ class OtherPeoplesDataBesideTheNotebooks:
             return
         found = self.planted.changes()
         assert not found, f"{item.path.name} changed other people's data on its Redis: " + "; ".join(found)
+        code = [cell["source"] for cell in json.loads(item.path.read_text(encoding="utf-8"))["cells"]
+                if cell["cell_type"] == "code"]
+        if any("Demo(" in "".join(source) or "View(" in "".join(source) for source in code):
+            assert self._connections() > self.connections_before, (
+                f"{item.path.name} never connected to the Redis of REDIS_URL: the check beside it saw nothing")
 
 
 def pytest_configure(config: pytest.Config) -> None:
