@@ -1,7 +1,8 @@
 """The face: the ``echomq-viz`` command and what it serves.
 
 The command itself (:mod:`.cli`), JupyterLab as ``lab`` runs it
-(:mod:`._jupyterlab`, :mod:`.lab_settings`), the app (Voila, :mod:`._voila`;
+(:mod:`._jupyterlab`, :mod:`.lab_settings`; both servers, the export and
+the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, :mod:`._voila`;
 its server :mod:`._app_server`, its kernels :mod:`._app_kernel`, its front page
 :mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
 a student's server on a JupyterHub (:mod:`.hub`), who may reach them

@@ -19,6 +19,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from echomq_viz.launcher._startup import skip_iri_grammar
 from echomq_viz.launcher.exposure import token_options
 
 __all__: list[str] = []
@@ -78,6 +79,7 @@ def trust(argv: list[str]) -> None:
 
 
 def main() -> None:
+    skip_iri_grammar()
     from jupyterlab.labapp import main as lab_main
 
     with warnings.catch_warnings(), contextlib.suppress(ImportError):  # the filters as they were, after

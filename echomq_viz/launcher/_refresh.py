@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from echomq_viz.launcher._startup import skip_iri_grammar
 from echomq_viz.launcher._stills import REFERENCE, VIEW, reach_models
 from echomq_viz.launcher._stills import WIDGET_STATE
 from echomq_viz.launcher.export import execute_with_widgets, redis_for_kernels
@@ -84,6 +85,7 @@ def main(argv: Sequence[str] | None = None, *, log: Callable[[str], None] = prin
     parser.add_argument("notebooks", nargs="+", type=Path, help="the notebooks to re-run and store")
     parser.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
     args = parser.parse_args(argv)
+    skip_iri_grammar()
     missing = [str(path) for path in args.notebooks if not path.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")

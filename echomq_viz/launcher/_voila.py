@@ -22,6 +22,7 @@ import os
 import sys
 from typing import Any
 
+from echomq_viz.launcher._startup import skip_iri_grammar
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 from echomq_viz.launcher.exposure import token_options
 
@@ -46,6 +47,7 @@ def read_v1_header(frame: bytes) -> dict[str, Any] | None:
 
 
 def main() -> None:
+    skip_iri_grammar()
     paths = [str(TEMPLATE_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(paths)  # before Voila reads its template paths
     if not any(arg.startswith(("--template", "--VoilaConfiguration.template=")) for arg in sys.argv[1:]):

@@ -38,6 +38,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
+from echomq_viz.launcher._startup import skip_iri_grammar
 from echomq_viz.launcher._kernel_channels import ipc_options, runtime_dir, warm_font_cache
 from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
@@ -325,6 +326,7 @@ def cmd_acl(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    skip_iri_grammar()  # before nbformat brings jsonschema
     from echomq_viz.launcher.export import ExportError, export_notebooks
 
     try:
