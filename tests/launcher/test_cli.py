@@ -252,8 +252,10 @@ def _redis_servers(family: dict[int, tuple[float, str]]) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path, signum):
+def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path):
+    """SIGTERM, as a service manager stops it; Ctrl-C (SIGINT to the whole group, a kernel
+    running) is the next test's stop, with the terminal's last line."""
+    signum = signal.SIGTERM
     lab = Launched("lab", tiny_notebooks, log=tmp_path / "lab.log")
     try:
         session = json.loads(lab.request("POST", "/api/sessions", {
@@ -303,6 +305,7 @@ def test_lab_says_only_what_a_user_can_act_on_and_stopped_last(tmp_path):
 
         asyncio.run(connect())
         _wait_for_text(lab.log, "Connecting to kernel")
+        assert _kernels(lab.family()), "Ctrl-C is checked with a kernel running"
     finally:
         lab.stop_and_check(signal.SIGINT)
     log = (tmp_path / "lab.log").read_text()
@@ -353,23 +356,28 @@ def test_the_app_says_only_what_a_teacher_can_act_on_and_stopped_last(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_app_shows_the_source_of_a_cell_tagged_show_in_app_only(tmp_path):
-    folder = tmp_path / "notebooks"
-    folder.mkdir()
+def test_the_app_shows_a_tagged_cells_source_and_never_a_traceback_or_secret(tiny_notebooks, tmp_path):
+    """What a visitor's page shows, two pages of one app: a cell tagged ``show-in-app`` with its
+    source (the others output only), and a cell that fails said so, without its traceback, its
+    stderr or the password in its message."""
     cells = [{"cell_type": "markdown", "metadata": {}, "source": "# 01 · Tagged\n\nThe next cell does it from code:"},
              {"cell_type": "code", "metadata": {"tags": ["show-in-app"]}, "execution_count": None, "outputs": [],
               "source": "shown_in_the_app = 6 * 7\nprint(shown_in_the_app)"},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "hidden_in_the_app = 1\nprint('the hidden cell ran')"}]
-    (folder / "tagged.ipynb").write_text(json.dumps({**TINY_NOTEBOOK, "cells": cells}))
-    app = Launched("app", folder, log=tmp_path / "app.log")
+    (tiny_notebooks / "tagged.ipynb").write_text(json.dumps({**TINY_NOTEBOOK, "cells": cells}))
+    app = Launched("app", tiny_notebooks, log=tmp_path / "app.log")
     try:
         page = app.request("GET", "/voila/render/tagged.ipynb", timeout=120).decode()
+        failed = app.request("GET", "/voila/render/fails.ipynb", timeout=120).decode()
     finally:
         app.stop_and_check()
     assert "shown_in_the_app" in page and "42" in page
     assert "hidden_in_the_app" not in page and "the hidden cell ran" in page
     assert 'document.title = "01 \\u00b7 Tagged \\u00b7 echomq-viz"' in page  # the tab names the notebook
+    assert "There was an error when executing cell" in failed  # the visitor learns that it failed
+    for hidden in ("s3cretPW", "Traceback", "RuntimeError", "on stderr", "show_tracebacks"):
+        assert hidden not in failed, hidden
 
 
 @pytest.mark.parametrize("signum, extra, inspect", [
@@ -530,18 +538,6 @@ def test_help_lists_every_command():
 
 
 # -- secrets and tracebacks -------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_app_visitors_see_no_traceback_and_no_secret(tiny_notebooks, tmp_path):
-    app = Launched("app", tiny_notebooks, log=tmp_path / "app.log")
-    try:
-        page = app.request("GET", "/voila/render/fails.ipynb", timeout=120).decode()
-        assert "There was an error when executing cell" in page  # the visitor learns that it failed
-        for hidden in ("s3cretPW", "Traceback", "RuntimeError", "on stderr", "show_tracebacks"):
-            assert hidden not in page, hidden
-    finally:
-        app.stop_and_check()
 
 
 @pytest.mark.slow
