@@ -5,7 +5,7 @@ The command itself (:mod:`.cli`), JupyterLab as ``lab`` runs it
 the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, :mod:`._voila`;
 its server :mod:`._app_server`, its kernels :mod:`._app_kernel`, its front page
 :mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
-a student's server on a JupyterHub (:mod:`.hub`), who may reach them
+a student's server on a JupyterHub (:mod:`.hub`, :mod:`._singleuser`), who may reach them
 (:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the
 reader's copy of the notebooks (:mod:`.notebook_copies`), trusted
 (:mod:`.trust`), the installed versions checked (:mod:`.versions`), the

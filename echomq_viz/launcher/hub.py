@@ -36,7 +36,7 @@ from echomq_viz.launcher.notebook_copies import USER_FOLDER, copy_notebooks, not
 
 __all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
 
-SINGLEUSER_MODULE = "jupyterhub.singleuser"  # what ``jupyterhub-singleuser`` runs
+SINGLEUSER_MODULE = "echomq_viz.launcher._singleuser"  # jupyterhub.singleuser, as ``jupyterhub-singleuser`` runs it
 # A closed Voila page or notebook leaves its kernel running; under a pod's memory limit a few
 # reloads would add up. Kernels with no page connected are stopped after 10 idle minutes.
 KERNEL_CULLING = (

@@ -47,6 +47,7 @@ except ImportError:  # Python 3.10: pytest brings tomli
     import tomli as tomllib
 
 from echomq_viz.launcher import cli, lab_settings, notebook_copies
+from echomq_viz.launcher.hub import SINGLEUSER_MODULE
 from echomq_viz.redis_side.server import ENV_URL, RedisServer
 from test_browser import (  # noqa: F401  (browser: a fixture)
     VIEW, _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
@@ -191,7 +192,7 @@ class TestCourseOnAHub:
             assert sorted(p.name for p in _home_copy(hub, name).glob("*.ipynb")) == shipped, name
             processes = hub.student_processes(name)
             redis = [p for p in processes if "redis-server" in " ".join(p.cmdline())]
-            server = next(p for p in processes if "jupyterhub.singleuser" in p.cmdline())
+            server = next(p for p in processes if SINGLEUSER_MODULE in p.cmdline())
             url = server.environ().get(ENV_URL, "")
             if name in SHARED:
                 assert url == shared_redis.url and not redis, f"{name} should use the shared Redis only"
@@ -432,7 +433,7 @@ def test_singleuser_copies_into_the_home_and_keeps_edits(tmp_path, monkeypatch):
 
 
 def test_singleuser_runs_jupyterhub_singleuser_on_the_copy_with_the_spawners_options_last(tmp_path):
-    from echomq_viz.launcher.hub import SINGLEUSER_MODULE, singleuser_argv
+    from echomq_viz.launcher.hub import singleuser_argv
 
     argv = singleuser_argv(tmp_path, ["--debug", "--ServerApp.root_dir=/elsewhere"])
     assert argv[:3] == [sys.executable, "-m", SINGLEUSER_MODULE]

@@ -40,7 +40,7 @@ def test_without_the_grammar_notebooks_still_validate_and_formats_still_check(tm
 
 
 @pytest.mark.slow  # a process of its own
-@pytest.mark.parametrize("module", ["_jupyterlab", "_voila"])
+@pytest.mark.parametrize("module", ["_jupyterlab", "_voila", "_singleuser"])
 def test_the_servers_import_jsonschema_without_building_the_grammar(module, tmp_path):
     """``--version`` goes through each server's start up to its config: jsonschema is imported
     (so the check means something), Lark never is."""
