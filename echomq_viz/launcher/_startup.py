@@ -3,9 +3,9 @@
 jsonschema makes its ``iri`` and ``iri-reference`` format checkers when it
 is imported, from rfc3987-syntax where that is installed (the
 ``format-nongpl`` extra that nbformat and jupyter_events ask for). That
-package builds 39 Earley parsers with Lark as it loads: 1.2 to 1.9
-CPU-seconds in every JupyterLab, Voila, export and refresh process, about a
-quarter of a server's start. No Jupyter schema uses either format.
+package builds 39 Earley parsers with Lark as it loads: 1.1 to 1.9
+CPU-seconds in every JupyterLab, Voila, hub, export and refresh process.
+No Jupyter schema uses either format.
 
 :func:`skip_iri_grammar`, called before anything imports jsonschema, marks
 rfc3987-syntax absent for this process: jsonschema then leaves those two
