@@ -36,6 +36,12 @@ def _jupyterlab_before(major: int, minor: int) -> bool:
 # (jupyterlab/jupyterlab#17706, fixed by #17720); the lowest-versions CI run met it at 4.0.2.
 UPSTREAM_PAGE_ERRORS = ((("Cannot read properties of undefined (reading 'type')", "/static/lab/jlab_core."),)
                         if _jupyterlab_before(4, 5) else ())
+# A notebook opened in JupyterLab or Notebook 7 shows its stored views from the widget state saved
+# in it; once the kernel connects, ipywidgets' manager takes the kernel's state instead, and a
+# stored view the page renders only then (a cell below, under load) finds no model and logs this
+# (jupyterlab/jupyterlab#15361, jupyter-widgets/ipywidgets#3823). Run All replaces every such
+# output; the tests then assert that no output says "Error displaying widget".
+STORED_STATE_ERROR = ("Error: widget model not found", "@jupyter-widgets/jupyterlab-manager/")
 
 LAYOUT_JS = """([minScale]) => {
   const problems = [];
@@ -101,10 +107,14 @@ class Watch:
     """What a page asks and logs from the moment it is attached: requests to
     another host, console errors. Attach it before the page loads."""
 
-    def __init__(self, page, *, allowed_errors: tuple[str, ...] = ()) -> None:
+    def __init__(self, page, *, allowed_errors: tuple[str, ...] = (), stored_views: bool = False) -> None:
+        """``stored_views``: the page opens a notebook with its stored views (JupyterLab,
+        Notebook 7), so :data:`STORED_STATE_ERROR` is upstream's, counted, not a problem."""
         self.foreign: list[str] = []
         self.errors: list[str] = []
         self.allowed_errors = allowed_errors
+        self.stored_views = stored_views
+        self.tolerated = 0
         page.on("request", self._request)
         page.on("console", self._console)
         page.on("pageerror", self._page_error)
@@ -115,8 +125,14 @@ class Watch:
             self.foreign.append(request.url)
 
     def _console(self, message) -> None:
-        if message.type == "error" and not any(text in message.text for text in self.allowed_errors):
-            self.errors.append(message.text[:300])
+        if message.type != "error" or any(text in message.text for text in self.allowed_errors):
+            return
+        start, source = STORED_STATE_ERROR
+        if self.stored_views and message.text.startswith(start) and source in message.text:
+            self.tolerated += 1
+            print(f"tolerated, ipywidgets' own: {start} (a stored view rendered after the kernel connected)")
+            return
+        self.errors.append(message.text[:300])
 
     def _page_error(self, error) -> None:
         where = next((line.strip() for line in (error.stack or "").splitlines()[1:2]), "")
