@@ -210,7 +210,9 @@ class Hub:
         deadline = time.monotonic() + 10
         while self.still_running() and time.monotonic() < deadline:
             time.sleep(0.2)
-        self.leftovers = self.still_running()
+        running = self.still_running()
+        noted = {line.split()[0] for line in running}
+        self.leftovers = running + [line for line in self._proxies() if line.split()[0] not in noted]
         for line in self.leftovers:  # noted, then ended: a benchmark never leaves processes behind
             try:
                 psutil.Process(int(line.split()[0])).kill()
@@ -300,6 +302,18 @@ class Hub:
                 self.seen.setdefault(proc.pid, (proc.create_time(), " ".join(proc.cmdline())))
             except psutil.Error:
                 pass
+
+    def _proxies(self) -> list[str]:
+        """This hub's proxy by its API port, whatever its pid ("pid command"): the proxy runs in a
+        session of its own, so one the hub started again, after the family was noted, is found too
+        (a proxy left so outlived a run once, unseen)."""
+        port = f"--api-port {self.proxy_api_port}"
+        found = []
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            command = " ".join(proc.info["cmdline"] or ())
+            if "configurable-http-proxy" in command and port in command:
+                found.append(f"{proc.info['pid']} {command[:160]}")
+        return found
 
     def still_running(self) -> list[str]:
         """Processes once under the hub that are still there: "pid command"."""

@@ -284,6 +284,22 @@ class TestCourseOnAHub:
         assert not [p for p in psutil.process_iter(["cmdline"]) if str(hub.folder) in " ".join(p.info["cmdline"] or ())]
 
 
+def test_a_proxy_left_running_is_found_by_its_api_port(tmp_path):
+    """The proxy runs in a session of its own: one the hub started after its family was noted
+    is still this hub's, and the stop names and ends it."""
+    hub = hub_bench.Hub(tmp_path)
+    stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "configurable-http-proxy",
+                              "--api-port", str(hub.proxy_api_port)])
+    try:
+        wait_until(hub._proxies, 10, "the stray proxy was not found")
+        assert [line.split()[0] for line in hub._proxies()] == [str(stray.pid)]
+        assert hub_bench.Hub(tmp_path)._proxies() == []  # another hub's port: not this one's
+    finally:
+        stray.kill()
+        stray.wait()
+    assert hub._proxies() == []
+
+
 # -- Zero to JupyterHub, on paper --------------------------------------------------------------------
 
 
