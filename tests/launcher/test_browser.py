@@ -61,7 +61,7 @@ import pytest
 
 from echomq_viz.launcher.export import SNAPSHOT_NOTICE_HTML, JsAsset, cache_root, fetch_js_assets
 from echomq_viz.redis_side.server import RedisServer, free_tcp_port
-from page_checks import Watch, check_page, close_lab_sidebar
+from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from processes import stop_group
 from test_cli import TOKEN, Launched
 
@@ -698,13 +698,13 @@ class _Page:
 
 def test_a_stored_views_missing_model_is_tolerated_only_where_stored_views_open():
     stored = "Error: widget model not found\n    at x.get_model (http://h/lab/extensions/@jupyter-widgets/jupyterlab-manager/static/32.js)"
-    for stored_views, problems in ((True, 0), (False, 1)):
+    for upstream, problems in ((STORED_VIEW_ERRORS, 0), ((), 1)):
         page = _Page()
-        watch = Watch(page, stored_views=stored_views)
+        watch = Watch(page, upstream_console=upstream)
         page.handlers["console"](_Console(stored))
         assert len(watch.problems()) == problems and watch.tolerated == 1 - problems
     page = _Page()
-    watch = Watch(page, stored_views=True)
+    watch = Watch(page, upstream_console=STORED_VIEW_ERRORS)
     for other in ("Error: widget model not found", "Error: something else (@jupyter-widgets/jupyterlab-manager/)"):
         page.handlers["console"](_Console(other))  # the message without its source, another message
     assert len(watch.problems()) == 2 and watch.tolerated == 0
@@ -715,7 +715,7 @@ class TestJupyterLab:
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
     def test_notebook(self, lab, page, name):
-        watch = Watch(page, stored_views=True)
+        watch = Watch(page, upstream_console=STORED_VIEW_ERRORS)  # its notebooks open with their stored views
         try:
             with shot_on_failure(page, f"lab-{name}"):
                 page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
