@@ -128,11 +128,15 @@ _HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{16,}\b")
 # ISO dates, unix seconds (with or without a fraction) and milliseconds of these years, and
 # numbers of 15 digits or more (BullMQ's delayed-set bound, a clock reading times 4096)
 _TIME = re.compile(r"\b\d{4}-\d\d-\d\dT[0-9:.+Z-]+|\b1[6-9]\d{8}(\d{3})?(\.\d+)?\b|\b\d{15,}\b")
+# A job lock's value: the worker's token (Bull's a UUID; BullMQ's its worker id and a count of
+# its fetches, which turns on timing: its fetches that came back empty count too)
+_LOCK_TOKEN = re.compile(r"^(SET \S+:lock )\S+", re.IGNORECASE)
 
 
 def _short(text: str, width: int = 64) -> str:
-    """A MONITOR line as printed: ids, hashes and clock readings written <id>, <sha>, <time>
-    (they differ on every run), bytes past the first escape cut, long lines cut."""
+    """A MONITOR line as printed: a lock's token, ids, hashes and clock readings written <token>,
+    <id>, <sha>, <time> (they differ on every run), bytes past the first escape cut, long lines cut."""
+    text = _LOCK_TOKEN.sub(r"\1<token>", text)
     text = _UUID.sub("<id>", text)
     text = _HEX.sub("<sha>", text)
     text = _TIME.sub("<time>", text)

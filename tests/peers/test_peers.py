@@ -28,7 +28,7 @@ from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
 from echomq_viz.peers.table import slot_text
 from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, burst_takes, burst_text, first_take,
                                        huey_plain_priority, huey_storage_slots, multi_key_commands, plans,
-                                       run_workers, score_lines, slots_of)
+                                       run_workers, score_lines, slots_of, take_text)
 from echomq_viz.peers.worker_apps import record_huey
 from echomq_viz.peers.workers import BLOCKING, before_each_record, take_commands
 from echomq_viz.peers.workload import fifo_breaks, is_job_key, key_shape, slot_count, tier_breaks
@@ -496,6 +496,15 @@ def test_take_commands_reads_the_blocking_pop_and_leaves_the_producers_add_out()
     assert [text.split()[0] for text, _ in late] == ["BRPOP", "MULTI", "ZADD", "HSET", "EXEC"]
     assert [text for text, _ in first_take(late)] == ["BRPOP jobs jobs:3 1", "MULTI", "ZADD unacked_index 1 a",
                                                       "HSET unacked a {}", "EXEC"]
+
+
+def test_take_text_writes_a_locks_token_the_same_whatever_the_workers_fetch_count():
+    """BullMQ's token is its worker id and a count of its fetches (empty ones too): a timing, not a fact."""
+    takes = [[("SET bull:jobs:25:lock 0123456789abcdef0123:27 PX 30000", True)],
+             [("SET bull:jobs:25:lock 0123456789abcdef0123:28 PX 30000", True)],
+             [("SET bull:jobs:25:lock 1450f0af-945c-48bb-aa28-2151632367fb PX 30000", True)]]
+    assert {take_text(take) for take in takes} == {"      in Lua: SET bull:jobs:25:lock <token> PX 30000"}
+    assert take_text([("SET bull:jobs:25:x 0123456789abcdef0123:27", False)]) == "  SET bull:jobs:25:x <sha>:27"
 
 
 @pytest.mark.slow
