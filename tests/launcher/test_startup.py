@@ -51,6 +51,19 @@ def test_the_servers_import_jsonschema_without_building_the_grammar(module, tmp_
     assert not {name for name in imported if name.split(".")[0] == "lark"}
 
 
+@pytest.mark.slow  # a pytest of its own
+def test_pytest_with_the_projects_options_loads_jsonschema_without_the_grammar():
+    """The project's pytest options load this module as a plugin ahead of nbval, which imports nbformat."""
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
+                          "--collect-only", "-q", "tests/launcher/test_startup.py"],
+                         capture_output=True, text=True, cwd=root)
+    assert run.returncode == 0, run.stdout[-2000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert {"nbval.kernel", "jsonschema._format"} <= imported  # nbval loaded, and jsonschema with it
+    assert not {name for name in imported if name.split(".")[0] == "lark"}
+
+
 def test_once_jsonschema_is_loaded_nothing_changes():
     import jsonschema  # noqa: F401  (pytest's nbval plugin loaded it already)
 
