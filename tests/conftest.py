@@ -330,7 +330,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # The units (a module, a class, a notebook) that take a minute or more, longest first: handed out
 # first, they run beside the many short ones instead of after them (--durations=60 in a clean clone).
 LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
-                 "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py")
+                 "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py",
+                 # and the quick part's longest (seconds each): last in the folders' order, they ran alone at its end
+                 "test_widgets.py", "test_bad_input.py")
 
 
 def _longest_first(item: pytest.Item) -> int:
