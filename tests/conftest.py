@@ -331,7 +331,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # first, they run beside the many short ones instead of after them (--durations=60 in a clean clone).
 LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
                  "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py",
-                 # and the quick part's longest (seconds each): last in the folders' order, they ran alone at its end
+                 # and the quick part's longest (seconds each): test_widgets, last in the folders' order, ran alone at its end
                  "test_widgets.py", "test_bad_input.py")
 
 

@@ -56,7 +56,7 @@ def test_pytest_with_the_projects_options_loads_jsonschema_without_the_grammar()
     """The project's pytest options load this module as a plugin ahead of nbval, which imports nbformat."""
     root = Path(__file__).resolve().parents[2]
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
-                          "--collect-only", "-q", "tests/launcher/test_startup.py"],
+                          "--noconftest", "--collect-only", "-q", "tests/launcher/test_startup.py"],
                          capture_output=True, text=True, cwd=root)
     assert run.returncode == 0, run.stdout[-2000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
