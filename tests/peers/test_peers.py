@@ -7,6 +7,7 @@ this process, so the kernel's exit and ``echomq-viz clean`` remove it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import struct
@@ -25,6 +26,7 @@ from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, c
 from echomq_viz.peers.base import bytes_client
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.peers.observe import Line, Operation, file_lines, summarize
+from echomq_viz.peers.packed_peers import LoopThread
 from echomq_viz.peers.table import slot_text
 from echomq_viz.peers.deployed import (BULLMQ_PY_FIFO, accepted, before, burst_takes, burst_text, first_take,
                                        huey_plain_priority, huey_storage_slots, multi_key_commands, plans,
@@ -505,6 +507,27 @@ def test_take_text_writes_a_locks_token_the_same_whatever_the_workers_fetch_coun
              [("SET bull:jobs:25:lock 1450f0af-945c-48bb-aa28-2151632367fb PX 30000", True)]]
     assert {take_text(take) for take in takes} == {"      in Lua: SET bull:jobs:25:lock <token> PX 30000"}
     assert take_text([("SET bull:jobs:25:x 0123456789abcdef0123:27", False)]) == "  SET bull:jobs:25:x <sha>:27"
+
+
+def test_stopping_a_loop_thread_ends_the_tasks_left_pending_on_it():
+    """A stopped BullMQ worker can leave its timer or blocking wait pending on a busy machine; collected
+    pending, a task prints "Task was destroyed but it is pending!" into the notebook's output."""
+    loop = LoopThread()
+
+    async def leave_pending():
+        async def hold():
+            try:
+                await asyncio.Event().wait()
+            finally:
+                ended.append("cleaned up in the loop")
+
+        return asyncio.ensure_future(hold())
+
+    ended: list[str] = []
+    task = loop.run(leave_pending())
+    loop.stop()
+    assert task.cancelled() and ended == ["cleaned up in the loop"]
+    assert loop.loop.is_closed() and not loop.thread.is_alive()
 
 
 @pytest.mark.slow
