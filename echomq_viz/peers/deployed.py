@@ -60,11 +60,11 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
                    lambda: CeleryDeployment(steps=True, max_priority=3,
                                             label="Celery, ten steps and task_queue_max_priority=3"),
                    list(MAX_PRIORITY_PROBE), PROBE))
-    for multiplier in (4, 1):  # the default, and one
-        probes.append((f"celery-prefetch-{multiplier}",
-                       lambda m=multiplier: CeleryDeployment(prefetch=m, seconds=PREFETCH_SECONDS,
-                                                             label=f"Celery, worker_prefetch_multiplier={m}"),
-                       list(PREFETCH_LOW), {"late": None, "expect": len(PREFETCH_LOW) + 1, "between": _send_urgent}))
+    prefetch = [(f"celery-prefetch-{multiplier}",
+                 lambda m=multiplier: CeleryDeployment(prefetch=m, seconds=PREFETCH_SECONDS,
+                                                       label=f"Celery, worker_prefetch_multiplier={m}"),
+                 list(PREFETCH_LOW), {"late": None, "expect": len(PREFETCH_LOW) + 1, "between": _send_urgent})
+                for multiplier in (4, 1)]  # the default, and one
     if node:
         main[4:4] = [("bull", lambda: NodeDeployment("bull"), tier, {}),
                      ("bullmq-node", lambda: NodeDeployment("bullmq"), tier, {})]
@@ -72,14 +72,18 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
                    ("bull-negative", lambda: NodeDeployment("bull"), list(BULL_NEGATIVE), PROBE),
                    ("bullmq-node-probe", lambda: NodeDeployment("bullmq"), list(BULLMQ_NODE_PROBE), PROBE)]
     # rq worker --burst runs what is queued, then exits (no late job); the longest run (RQ forks a
-    # process per job), so it starts first
+    # process per job), so it starts first; then the prefetch runs, which mostly sleep
     burst = [("rq-burst", lambda: RQDeployment(burst=True), [(job.name, RQ_LEVELS[job.tier - 1]) for job in jobs],
               {"late": None})]
-    return burst + main + probes
+    return burst + prefetch + main + probes
 
 
 PREFETCH_LOW = tuple((f"low{i}", 9) for i in range(1, 9))
-PREFETCH_SECONDS = 0.6  # long enough for the worker to fill its prefetch while one runs
+# How long each prefetch task holds the worker: long enough for it to fill its prefetch while one
+# runs, and for the urgent task to arrive before the next one ends. Sending it can lag on a busy
+# machine (more than 1.2 s was seen with three notebook 10 runs at once on two cores), and a later
+# arrival would find one more task taken.
+PREFETCH_SECONDS = 2.0
 
 
 def _send_urgent(client: Any, deployment: Any) -> None:
