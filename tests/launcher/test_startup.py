@@ -10,6 +10,8 @@ import pytest
 
 from echomq_viz.launcher._startup import skip_iri_grammar
 
+ROOT = Path(__file__).resolve().parents[2]
+
 WITHOUT_GRAMMAR = """
 import sys
 from echomq_viz.launcher._startup import skip_iri_grammar
@@ -31,9 +33,14 @@ print(sorted(m for m, loaded in sys.modules.items() if loaded and m.split(".")[0
 """
 
 
+def imported_modules(importtime_stderr: str) -> set[str]:
+    """The modules a ``python -X importtime`` run imported, read from its stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in importtime_stderr.splitlines() if line.startswith("import time:")}
+
+
 @pytest.mark.slow  # a process of its own
 def test_without_the_grammar_notebooks_still_validate_and_formats_still_check(tmp_path):
-    notebook = next((Path(__file__).resolve().parents[2] / "notebooks").glob("01-*.ipynb"))
+    notebook = next((ROOT / "notebooks").glob("01-*.ipynb"))
     out = subprocess.run([sys.executable, "-c", WITHOUT_GRAMMAR, str(notebook)], capture_output=True, text=True,
                          check=True, cwd=tmp_path).stdout.split()
     assert out == ["[]", "False", "True"], out  # no Lark, no iri format; the other formats still there
@@ -46,7 +53,7 @@ def test_the_servers_import_jsonschema_without_building_the_grammar(module, tmp_
     (so the check means something), Lark never is."""
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", f"echomq_viz.launcher.{module}", "--version"],
                          capture_output=True, text=True, check=True, cwd=tmp_path)
-    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    imported = imported_modules(run.stderr)
     assert "jsonschema._format" in imported
     assert not {name for name in imported if name.split(".")[0] == "lark"}
 
@@ -54,12 +61,11 @@ def test_the_servers_import_jsonschema_without_building_the_grammar(module, tmp_
 @pytest.mark.slow  # a pytest of its own
 def test_pytest_with_the_projects_options_loads_jsonschema_without_the_grammar():
     """The project's pytest options load this module as a plugin ahead of nbval, which imports nbformat."""
-    root = Path(__file__).resolve().parents[2]
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
                           "--noconftest", "--collect-only", "-q", "tests/launcher/test_startup.py"],
-                         capture_output=True, text=True, cwd=root)
+                         capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stdout[-2000:]
-    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    imported = imported_modules(run.stderr)
     assert {"nbval.kernel", "jsonschema._format"} <= imported  # nbval loaded, and jsonschema with it
     assert not {name for name in imported if name.split(".")[0] == "lark"}
 
