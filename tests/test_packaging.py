@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import textwrap
 import time
@@ -220,15 +221,26 @@ def test_sdist_carries_the_notebooks_tests_and_docs(used_clone, tmp_path):
 def installed(wheel, tmp_path_factory) -> Path:
     """A fresh venv with the wheel installed in it: its bin folder.
 
-    The venv sees this environment's packages (``system_site_packages``), so pip checks the
-    wheel's dependencies against them and fetches nothing; the wheel's own copy of the package
-    comes first on its path (``test_installed_wheel_runs_its_lua`` asserts it). Installing every
-    dependency from the index, as a newcomer does, is the README's Explore command's test
-    below; doing it twice cost two and a half minutes."""
+    The venv sees this environment's packages: a ``.pth`` file lists this environment's
+    site-packages after the venv's own (``venv``'s ``system_site_packages`` would show the base
+    interpreter's instead, and pip would install every dependency again), and its
+    ``share/jupyter`` is this environment's (JupyterLab's extensions, Voila's templates). The
+    wheel goes in without its dependencies; ``pip check`` then finds every one of them satisfied.
+    The wheel's own copy of the package comes first on the venv's path
+    (``test_installed_wheel_runs_its_lua`` asserts it). Installing every dependency from the
+    index, as a newcomer does, is the README's Explore command's test
+    (tests/test_explore_command.py); doing it here too cost about a minute."""
     env_dir = tmp_path_factory.mktemp("fresh") / "venv"
-    venv.create(env_dir, with_pip=False, system_site_packages=True)  # this environment's pip serves it
-    subprocess.run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", wheel],
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    ours = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
+    Path(_site(python), "this-environment.pth").write_text("".join(f"{path}\n" for path in ours))
+    (env_dir / "share").mkdir(exist_ok=True)
+    (env_dir / "share" / "jupyter").symlink_to(Path(sys.prefix) / "share" / "jupyter")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", wheel],
                    check=True, timeout=600)
+    checked = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, f"the wheel's dependencies, against this environment:\n{checked.stdout}"
     return env_dir / "bin"
 
 
