@@ -305,8 +305,9 @@ def not_redis_server() -> Iterator[int]:
 
 # Fixtures that make every test using them slow: test_cluster.py's ``cluster``
 # forms a real 3-master Redis Cluster per server kind (seconds of gossip);
-# test_packaging.py's ``wheel`` builds the wheel with pip (about five seconds).
-SLOW_FIXTURES = {"cluster", "wheel"}
+# test_packaging.py's ``hatchling`` installs the build backend with pip and ``wheel`` builds
+# with it (seconds).
+SLOW_FIXTURES = {"cluster", "hatchling", "wheel"}
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -329,8 +330,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # The units (a module, a class, a notebook) that take a minute or more, longest first: handed out
 # first, they run beside the many short ones instead of after them (--durations=60 in a clean clone).
-LONGEST_FIRST = ("test_browser.py", "test_packaging.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
+LONGEST_FIRST = ("test_browser.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
                  "test_classroom_bench.py", "test_peers.py", "test_canvas.py", "test_refresh.py", "test_cli.py",
+                 "test_packaging.py",
                  # and the quick part's longest (seconds each): test_widgets, last in the folders' order, ran alone at its end
                  "test_widgets.py", "test_bad_input.py")
 

@@ -170,12 +170,32 @@ def used_clone(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(used_clone, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(used_clone)],
+def hatchling(tmp_path_factory) -> Path:
+    """A folder holding the build backend ``pyproject.toml`` names, the newest in its range, as
+    the isolated build environment of pip or ``python -m build`` would hold it."""
+    requires = re.search(r'requires = \["(hatchling[^"]*)"\]', (ROOT / "pyproject.toml").read_text()).group(1)
+    folder = tmp_path_factory.mktemp("hatchling")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(folder), requires],
                    check=True, timeout=300)
-    (built,) = out.glob("echomq_viz-*.whl")
-    return built
+    return folder
+
+
+def _build(hatchling: Path, kind: str, clone: Path, out: Path) -> Path:
+    """``clone`` built by hatchling's PEP 517 hook ``build_<kind>``, as pip or ``python -m build``
+    calls it in an environment of its own (``-S``: none of this environment's packages, only the
+    backend's folder): the file written in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    built = subprocess.run(
+        [sys.executable, "-S", "-c",
+         f"import sys; from hatchling.build import build_{kind}; print(build_{kind}(sys.argv[1]))", str(out)],
+        cwd=clone, env={**clean_env(), "PYTHONPATH": str(hatchling)},
+        check=True, capture_output=True, text=True, timeout=300).stdout.strip()
+    return out / built
+
+
+@pytest.fixture(scope="module")
+def wheel(hatchling, used_clone, tmp_path_factory) -> Path:
+    return _build(hatchling, "wheel", used_clone, tmp_path_factory.mktemp("wheel"))
 
 
 def test_wheel_carries_the_lua_the_notebooks_and_the_licence(wheel):
@@ -193,18 +213,11 @@ def test_wheel_leaves_out_what_jupyterlab_and_python_left_in_the_clone(wheel, us
     assert "echomq_viz/widgets/view.py" in names and "echomq_viz/launcher/voila_template/voila/templates/echomq-viz/conf.json" in names
 
 
-@pytest.mark.slow
-def test_sdist_carries_the_notebooks_tests_and_docs(used_clone, tmp_path):
-    """Built by hatchling as ``python -m build --sdist`` would (in its own venv),
-    from a clone JupyterLab and Python have left their files in."""
-    builder = tmp_path / "builder"
-    venv.create(builder, with_pip=True)
-    python = builder / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "hatchling>=1.18"], check=True, timeout=300)
-    built = subprocess.run(
-        [python, "-c", "import sys; from hatchling.build import build_sdist; print(build_sdist(sys.argv[1]))",
-         str(tmp_path)], cwd=used_clone, check=True, capture_output=True, text=True, timeout=300).stdout.strip()
-    with tarfile.open(tmp_path / built) as archive:
+def test_sdist_carries_the_notebooks_tests_and_docs(hatchling, used_clone, tmp_path):
+    """Built by hatchling as ``python -m build --sdist`` would, from a clone JupyterLab and Python
+    have left their files in."""
+    built = _build(hatchling, "sdist", used_clone, tmp_path)
+    with tarfile.open(built) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for name in ("LICENSE", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "environment.yml", "constraints.txt",
                  "pyproject.toml", "lua/addPrioritizedJob-9.lua", "tests/conftest.py", "benchmarks/run.py",
