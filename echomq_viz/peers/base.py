@@ -14,7 +14,6 @@ import time
 from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
-from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.owners import check_client
 from echomq_viz.peers.workload import WorkJob
 
@@ -94,6 +93,8 @@ class Peer:
         if self.requires:
             self.lib = need(self.requires)
             self.library = f"{self.requires} {self.lib.__version__}"
+        from echomq_viz.experiments.live import Demo  # here, not at the top: see echomq_viz/peers/__init__.py
+
         self.demo = Demo(f"viz-10-{self.key}", client)
         self.client = self.demo.client
         self.tag = self.demo.queue  # viz-10-<key>@<owner>: the hash tag of every key
