@@ -363,23 +363,26 @@ def bench_browser(rounds: int) -> dict:
 # -- the whole test suite ------------------------------------------------------------------------
 
 
-def _timed_pytest(*args: str) -> tuple[float, str, int]:
-    """One run of pytest as the README runs it: (seconds, its last line, exit code)."""
+def _timed_pytest(*args: str) -> tuple[float, str, int, list[str]]:
+    """One run of pytest as the README runs it: (seconds, its last line, exit code, the lines of its
+    short summary naming a failed or erroring test)."""
     start = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT,
                          capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    tail = (run.stdout.strip().splitlines() or [""])[-1]
-    return round(elapsed, 1), re.sub(r"\x1b\[[0-9;]*m", "", tail), run.returncode
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in run.stdout.strip().splitlines()] or [""]
+    failed = [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return round(elapsed, 1), lines[-1], run.returncode, failed
 
 
 def bench_test_suite() -> dict:
     """The whole suite (the README's command), then its quick part (-m "not slow")."""
-    whole, whole_tail, whole_exit = _timed_pytest()
-    quick, quick_tail, quick_exit = _timed_pytest("-m", "not slow")
+    whole, whole_tail, whole_exit, whole_failed = _timed_pytest()
+    quick, quick_tail, quick_exit, quick_failed = _timed_pytest("-m", "not slow")
     return {"test_suite_s": whole, "test_suite_result": whole_tail, "test_suite_exit": whole_exit,
+            "test_suite_failed": whole_failed,
             "test_quick_s": quick, "test_quick_result": quick_tail,
-            "test_quick_exit": quick_exit,
+            "test_quick_exit": quick_exit, "test_quick_failed": quick_failed,
             # Python's default; PYTHONDONTWRITEBYTECODE makes every process (pytest's
             # rewritten test modules, each kernel) compile our modules again
             "test_bytecode_cached": not os.environ.get("PYTHONDONTWRITEBYTECODE")}
