@@ -93,7 +93,9 @@ class Peer:
         if self.requires:
             self.lib = need(self.requires)
             self.library = f"{self.requires} {self.lib.__version__}"
-        from echomq_viz.experiments.live import Demo  # here, not at the top: see echomq_viz/peers/__init__.py
+        # imported here, not at the top: every job of RQ's worker runs in a process forked for it,
+        # which imports the job's module (worker_apps) and so this package; the Demo brings numpy
+        from echomq_viz.experiments.live import Demo
 
         self.demo = Demo(f"viz-10-{self.key}", client)
         self.client = self.demo.client
