@@ -364,15 +364,36 @@ def bench_browser(rounds: int) -> dict:
 
 
 def _timed_pytest(*args: str) -> tuple[float, str, int, list[str]]:
-    """One run of pytest as the README runs it: (seconds, its last line, exit code, the lines of its
-    short summary naming a failed or erroring test)."""
+    """One run of pytest as the README runs it: (seconds, its last line, exit code, each failed or
+    erroring test with its message: :func:`failures`)."""
     start = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT,
                          capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in run.stdout.strip().splitlines()] or [""]
-    failed = [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))]
-    return round(elapsed, 1), lines[-1], run.returncode, failed
+    return round(elapsed, 1), lines[-1], run.returncode, failures(lines)
+
+
+def failures(lines: list[str]) -> list[str]:
+    """The short summary's ``FAILED`` and ``ERROR`` lines of a pytest run, each with the first
+    ``E`` line of its test's report. The summary itself drops the message when the test's name
+    is wider than its 80 columns, as a long parametrized name is."""
+    messages, section = {}, None
+    for line in lines:
+        header = re.fullmatch(r"_+ (?:ERROR at (?:setup|teardown) of )?(.+?) _+", line)
+        if header:
+            section = header.group(1)
+        elif section and line.startswith("E ") and section not in messages:
+            messages[section] = line[1:].strip()
+    found = []
+    for line in lines:
+        if line.startswith(("FAILED ", "ERROR ")):
+            if " - " not in line:
+                name = line.split(" ", 1)[1].split("::", 1)[-1].replace("::", ".")  # the report's header
+                message = messages.get(name)
+                line = f"{line} - {message}" if message else line
+            found.append(line[:300])
+    return found
 
 
 def bench_test_suite() -> dict:

@@ -1,11 +1,14 @@
 """benchmarks/run.py's main loop: a part that fails is recorded as missed,
 with its reason on one line, and the other parts still report. Tiny fake
-parts stand in for the timed ones: nothing here is measured."""
+parts stand in for the timed ones: nothing here is measured. And the record of a
+failed test run names each failed test with its message."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,3 +78,28 @@ def test_the_reason_is_one_line_even_without_a_message():
     assert results["bare_error"] == "RuntimeError"
     assert results["padded_error"] == "ValueError: bad size"
     assert "\n" not in results["long_error"] and len(results["long_error"]) < 300
+
+
+def test_a_failed_test_is_named_with_its_message_though_its_name_is_long(tmp_path):
+    """pytest's short summary drops the message of a test whose name is wider than 80 columns:
+    the record takes it from the test's report. A real pytest run."""
+    (tmp_path / "test_tiny.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture\ndef broken():\n    raise RuntimeError('the fixture broke')\n\n"
+        f"@pytest.mark.parametrize('mode', ['{'lab' * 20}'])\n"
+        "def test_a_name_long_enough_that_the_summary_has_no_room_left_for_its_message(mode):\n"
+        "    assert mode == 'app', 'the mode is not the app'\n\n"
+        "class TestPages:\n    def test_short(self):\n        assert 1 == 2\n\n"
+        "def test_errs(broken):\n    pass\n\n"
+        "def test_passes():\n    pass\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-ra",
+                           "-p", "no:xdist", "-p", "no:nbval", "--rootdir", str(tmp_path), str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "80"})  # as with no terminal
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("FAILED") and " - " not in line for line in lines), "the summary kept every message"
+    assert sorted(run.failures(lines)) == [
+        "ERROR test_tiny.py::test_errs - RuntimeError: the fixture broke",
+        "FAILED test_tiny.py::TestPages::test_short - assert 1 == 2",
+        f"FAILED test_tiny.py::test_a_name_long_enough_that_the_summary_has_no_room_left_for_its_message[{'lab' * 20}]"
+        " - AssertionError: the mode is not the app"], done.stdout
