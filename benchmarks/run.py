@@ -377,7 +377,7 @@ def _timed_pytest(*args: str) -> tuple[float, str, int, list[str]]:
 def failures(lines: list[str]) -> list[str]:
     """The short summary's ``FAILED`` and ``ERROR`` lines of a pytest run, each with the first
     ``E`` line of its test's report. The summary itself drops the message when the test's name
-    is wider than its 80 columns, as a long parametrized name is."""
+    is wider than its 80 columns, as a long parametrized name is (except on CI: ``CI`` set)."""
     messages, section = {}, None
     for line in lines:
         header = re.fullmatch(r"_+ (?:ERROR at (?:setup|teardown) of )?(.+?) _+", line)
