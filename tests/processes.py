@@ -11,13 +11,13 @@ import signal
 import subprocess
 
 
-def stop_group(proc: subprocess.Popen, timeout: float = 60) -> int:
+def stop_group(proc: subprocess.Popen, timeout: float = 60, signum: int = signal.SIGINT) -> int:
     """Ctrl-C (SIGINT) to ``proc``'s whole process group, as a terminal sends
-    it; SIGKILL to the group if it is still running after ``timeout`` s.
-    Returns its exit code. ``proc`` must have been started with
+    it, or ``signum``; SIGKILL to the group if it is still running after
+    ``timeout`` s. Returns its exit code. ``proc`` must have been started with
     ``start_new_session=True``: its pid is then its group's id."""
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signum)
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
