@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import struct
 import time
 from pathlib import Path
