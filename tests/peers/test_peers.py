@@ -347,8 +347,8 @@ def test_growth_measures_every_size_in_batches_with_redis_own_time():
                 for kind in ("add", "add_least", "pop", "server_add", "server_add_least", "server_pop"):
                     assert len(point[kind]) == 2 and all(value > 0 for value in point[kind]), kind
             # Redis's own time is a part of what the client waits: each add's SLOWLOG durations
-            # fall inside the client's timer around it, so in sum too. (Not a median against a
-            # mean: one add the OS delayed inside Redis lifted the mean past the median.)
+            # fall inside the client's timer around it, so their sums compare the same way
+            # (a median of one against a mean of the other need not).
             jobs = growth_jobs(3, 100)
             peer.client.slowlog_reset()
             waited = sum(peer.time_adds(jobs))
