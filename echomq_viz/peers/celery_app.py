@@ -4,7 +4,8 @@ Configured only through Celery's own settings, read as JSON from the
 environment variable ``ECHOMQ_VIZ_CELERY`` (the notebook shows each one and
 where Celery documents it). Its one task, ``record``, appends the job's name
 to the list :data:`DONE` on the broker's Redis, so the order the worker ran
-the jobs in can be read back; it may sleep first, to hold the worker busy.
+the jobs in can be read back. It may sleep first, or wait at a gate (a file the
+producer removes), to hold the worker busy while the producer sends more.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from celery import Celery
 __all__ = ["app", "record", "DONE"]
 
 DONE = "viz10:done"
+GATE_LIMIT_S = 30.0  # a gate nobody opens holds a task this long at most, never forever
 
 app = Celery("viz10")
 app.conf.update(json.loads(os.environ.get("ECHOMQ_VIZ_CELERY") or "{}"))
@@ -34,7 +36,14 @@ def _done_client():
 
 
 @app.task(name="record")
-def record(name: str, seconds: float = 0.0) -> None:
+def record(name: str, seconds: float = 0.0, gate: str | None = None) -> None:
+    """Append ``name`` to :data:`DONE`. With ``gate`` (a file's path), every task but the
+    first to run waits while that file exists: the worker stays busy with the second task, and
+    holds what it prefetched, until the producer removes the file."""
+    if gate and _done_client().llen(DONE):
+        deadline = time.monotonic() + GATE_LIMIT_S
+        while os.path.exists(gate) and time.monotonic() < deadline:
+            time.sleep(0.005)
     if seconds:
         time.sleep(seconds)
     _done_client().rpush(DONE, name)

@@ -61,7 +61,7 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
                                             label="Celery, ten steps and task_queue_max_priority=3"),
                    list(MAX_PRIORITY_PROBE), PROBE))
     prefetch = [(f"celery-prefetch-{multiplier}",
-                 lambda m=multiplier: CeleryDeployment(prefetch=m, seconds=PREFETCH_SECONDS,
+                 lambda m=multiplier: CeleryDeployment(prefetch=m, gate=True,
                                                        label=f"Celery, worker_prefetch_multiplier={m}"),
                  list(PREFETCH_LOW), {"late": None, "expect": len(PREFETCH_LOW) + 1, "between": _send_urgent})
                 for multiplier in (4, 1)]  # the default, and one
@@ -71,32 +71,33 @@ def plans(jobs: Sequence[WorkJob], *, node: bool = True) -> list[tuple[str, Any,
         probes += [("bull-zero", lambda: NodeDeployment("bull"), list(BULL_ZERO), PROBE),
                    ("bull-negative", lambda: NodeDeployment("bull"), list(BULL_NEGATIVE), PROBE),
                    ("bullmq-node-probe", lambda: NodeDeployment("bullmq"), list(BULLMQ_NODE_PROBE), PROBE)]
-    # rq worker --burst runs what is queued, then exits (no late job); the longest run (RQ forks a
-    # process per job), so it starts first; then the prefetch runs, which mostly sleep
+    # rq worker --burst runs what is queued, then exits (no late job)
     burst = [("rq-burst", lambda: RQDeployment(burst=True), [(job.name, RQ_LEVELS[job.tier - 1]) for job in jobs],
               {"late": None})]
-    return burst + prefetch + main + probes
+    # The longest runs start first: BullMQ's Python probe waits out PROBE's patience (a job its
+    # worker never takes), RQ forks a process per job, the prefetch runs wait on their second task.
+    patient = [plan for plan in probes if plan[0] == "bullmq-py-probe"]
+    return patient + burst + prefetch + main + [plan for plan in probes if plan not in patient]
 
 
 PREFETCH_LOW = tuple((f"low{i}", 9) for i in range(1, 9))
-# How long each prefetch task holds the worker: long enough for it to fill its prefetch while one
-# runs, and for the urgent task to arrive before the next one ends. Sending it can lag on a busy
-# machine (more than 1.2 s was seen with three notebook 10 runs at once on two cores), and a later
-# arrival would find one more task taken.
-PREFETCH_SECONDS = 2.0
 
 
 def _send_urgent(client: Any, deployment: Any) -> None:
-    """Once the first low task ran, the next runs and the worker holds as many more as it
-    prefetches (with one process, ``worker_prefetch_multiplier`` of them in kombu's
-    ``unacked`` hash, the rest still in the priority-9 list): one urgent task (priority 0)."""
+    """Once the first low task ran, the next runs (it waits at the deployment's gate) and the
+    worker holds as many more as it prefetches (with one process, ``worker_prefetch_multiplier``
+    of them in kombu's ``unacked`` hash, the rest still in the priority-9 list): one urgent
+    task (priority 0), then the gate opens and the worker goes on at its own pace."""
     held = next(value for name, value, _ in deployment.settings if name == "worker_prefetch_multiplier")
     waiting = len(PREFETCH_LOW) - 2 - held  # one ran, one runs, ``held`` are held
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not (client.hlen("unacked") == held
                                                 and client.llen("jobs\x06\x169") == waiting):
         time.sleep(0.005)
-    deployment.add([("urgent", 0)])
+    try:
+        deployment.add([("urgent", 0)])
+    finally:
+        deployment.open_gate()
 
 
 def run_workers(jobs: Sequence[WorkJob], workers: int = 4) -> dict[str, WorkerRun]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import struct
 import time
 from pathlib import Path
@@ -575,11 +577,39 @@ def test_celery_direction_default_clamping_and_prefetch(workers):
     assert before(probe, "zero", "nine") and before(probe, "no-priority", "zero")
     assert workers["celery-max-priority"].order == ("zero", "four", "five", "nine")  # x-max-priority ignored
     four, one = workers["celery-prefetch-4"].ran("urgent"), workers["celery-prefetch-1"].ran("urgent")
-    assert 1 < one < four  # an urgent task waits behind what the worker prefetched, more with 4
+    # The urgent task runs after the one that ran, the one running when it was sent (held at the
+    # gate) and the ones the worker held: as many as its multiplier, with one process.
+    assert (one, four) == (1 + 1 + 1 + 1, 1 + 1 + 4 + 1)
     prose, printed = _notebook()
     assert "10, 12 and 15 run after 9, in the order sent (clamped to 9): True" in printed
     assert "-3 runs with the 0s (clamped to 0): True" in printed
     assert f"worker_prefetch_multiplier=4: " in printed and f"it ran at position {four} of 9" in printed
+
+
+def test_a_celery_gate_is_a_private_file_that_opens_once_and_leaves_nothing(monkeypatch):
+    from echomq_viz.peers.deployments import CeleryDeployment
+
+    deployment = CeleryDeployment(prefetch=1, gate=True)
+    sent = []
+    deployment.open_producer("/nonexistent/redis.sock")  # Celery connects only when a task is sent
+    monkeypatch.setattr(deployment.app, "send_task", lambda name, **options: sent.append((name, options)))
+    folder = os.path.dirname(deployment.gate)
+    try:
+        assert os.path.isfile(deployment.gate) and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        deployment.add([("low1", 9)])
+        assert sent == [("record", {"args": ("low1", 0.0), "priority": 9, "kwargs": {"gate": deployment.gate}})]
+        deployment.open_gate()
+        assert not os.path.exists(deployment.gate)
+        deployment.open_gate()  # opening an open gate changes nothing
+    finally:
+        deployment.stop()
+    assert not os.path.exists(folder) and deployment.gate is None
+    ungated = CeleryDeployment()
+    ungated.open_producer("/nonexistent/redis.sock")
+    monkeypatch.setattr(ungated.app, "send_task", lambda name, **options: sent.append((name, options)))
+    ungated.add([("j01", 1)])
+    ungated.stop()
+    assert sent[-1] == ("record", {"args": ("j01", 0.0), "priority": 1})  # the body the notebook shows
 
 
 @pytest.mark.slow
