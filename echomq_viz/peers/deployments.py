@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from typing import Any, Sequence
 
 from echomq_viz.redis_side._process import die_with_parent
@@ -59,7 +58,7 @@ class _Process(Deployment):
 
     # A worker still up this long after SIGTERM is killed. The run is recorded by then and its
     # private server stops next; RQ's worker sometimes hangs at a warm shutdown, joining its
-    # pubsub thread (rq/rq#1613, about one stop in seven with four runs at once here).
+    # pubsub thread (rq/rq#1613, about one stop in five with four runs at once here).
     STOP_GRACE_S = 3.0
 
     def _stop_process(self) -> None:
@@ -106,8 +105,8 @@ class CeleryDeployment(_Process):
         need("packaging")
         self.app = celery.Celery("viz10-producer")
         self.app.conf.update(self._conf(socket))
-        if self.gated:  # a file in a folder of this user's alone (mkdtemp: 0700)
-            self.gate = os.path.join(tempfile.mkdtemp(prefix="echomq-viz-gate-"), "closed")
+        if self.gated:  # beside the socket, in the private server's 0700 folder, which goes with it
+            self.gate = os.path.join(os.path.dirname(socket), "celery-gate")
             open(self.gate, "x").close()
 
     def open_gate(self) -> None:
@@ -130,7 +129,7 @@ class CeleryDeployment(_Process):
             self._stop_process()
         finally:
             if self.gate is not None:
-                shutil.rmtree(os.path.dirname(self.gate), ignore_errors=True)
+                self.open_gate()
                 self.gate = None
             if self.app is not None:
                 self.app.close()

@@ -586,24 +586,27 @@ def test_celery_direction_default_clamping_and_prefetch(workers):
     assert f"worker_prefetch_multiplier=4: " in printed and f"it ran at position {four} of 9" in printed
 
 
-def test_a_celery_gate_is_a_private_file_that_opens_once_and_leaves_nothing(monkeypatch):
+def test_a_celery_gate_is_a_file_beside_the_private_socket_that_opens_once_and_goes(monkeypatch):
     from echomq_viz.peers.deployments import CeleryDeployment
+    from echomq_viz.redis_side.server import RedisServer
 
     deployment = CeleryDeployment(prefetch=1, gate=True)
     sent = []
-    deployment.open_producer("/nonexistent/redis.sock")  # Celery connects only when a task is sent
-    monkeypatch.setattr(deployment.app, "send_task", lambda name, **options: sent.append((name, options)))
-    folder = os.path.dirname(deployment.gate)
-    try:
-        assert os.path.isfile(deployment.gate) and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
-        deployment.add([("low1", 9)])
-        assert sent == [("record", {"args": ("low1", 0.0), "priority": 9, "kwargs": {"gate": deployment.gate}})]
-        deployment.open_gate()
-        assert not os.path.exists(deployment.gate)
-        deployment.open_gate()  # opening an open gate changes nothing
-    finally:
-        deployment.stop()
-    assert not os.path.exists(folder) and deployment.gate is None
+    with RedisServer() as server:
+        deployment.open_producer(server.socket_path)  # Celery connects only when a task is sent
+        monkeypatch.setattr(deployment.app, "send_task", lambda name, **options: sent.append((name, options)))
+        gate = deployment.gate
+        try:
+            assert os.path.dirname(gate) == os.path.dirname(server.socket_path) and os.path.isfile(gate)
+            assert stat.S_IMODE(os.stat(os.path.dirname(gate)).st_mode) == 0o700
+            deployment.add([("low1", 9)])
+            assert sent == [("record", {"args": ("low1", 0.0), "priority": 9, "kwargs": {"gate": gate}})]
+            deployment.open_gate()
+            assert not os.path.exists(gate)
+            open(gate, "x").close()  # closed again: stop opens it, so no task waits on a stopped run
+        finally:
+            deployment.stop()
+        assert not os.path.exists(gate) and deployment.gate is None
     ungated = CeleryDeployment()
     ungated.open_producer("/nonexistent/redis.sock")
     monkeypatch.setattr(ungated.app, "send_task", lambda name, **options: sent.append((name, options)))
