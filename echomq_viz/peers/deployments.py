@@ -128,9 +128,8 @@ class CeleryDeployment(_Process):
         try:
             self._stop_process()
         finally:
-            if self.gate is not None:
-                self.open_gate()
-                self.gate = None
+            self.open_gate()  # no task waits on a stopped run
+            self.gate = None
             if self.app is not None:
                 self.app.close()
                 self.app = None
