@@ -1,12 +1,24 @@
 """The stills: the image each figure shows a reader without a kernel.
 
 A view displays as its widgets plus a still, an ``image/png`` beside the
-widget view in the cell's output (see ``View._repr_mimebundle_``); GitHub,
-nbviewer and a projector before the kernel is up show only the still. After
-a run (:func:`echomq_viz.launcher.export.execute_with_widgets`, which also stores
-every figure's current image in the widget state) each still is replaced
-with its figure's stored image, so the two can never disagree, and
-:func:`stale_stills` finds a notebook stored otherwise.
+widget view in the cell's output; GitHub, nbviewer and a projector before the
+kernel is up show only the still. Two kinds of figure make one:
+
+- a matplotlib figure (an ipympl canvas, ``MPLCanvasModel``): the kernel
+  shows a still with the view (see ``View._repr_mimebundle_``), and after a
+  run (:func:`echomq_viz.launcher.export.execute_with_widgets`, which also
+  stores every figure's current image in the widget state, its ``_data_url``)
+  each still is replaced with its figure's stored image;
+- a figure drawn on the page (an anywidget, ``AnyModel``, whose ``_esm``
+  exports ``still(state)``): the kernel shows no still, as it cannot run
+  JavaScript; when the notebook is stored, headless Chromium runs that
+  module's ``still`` on the stored traits and screenshots the SVG
+  (:mod:`echomq_viz.launcher.page_stills`), and the PNG becomes the still
+  (the ``image/png`` added where there was none).
+
+Either way a still is made by the code that draws the live view, from the
+stored state, so the two can never disagree; :func:`stale_stills` finds a
+notebook stored otherwise.
 
 No later cell may move a view shown above it: every view must show the
 state its own cell describes. A view records, in its output's metadata
@@ -16,13 +28,20 @@ state its own cell describes. A view records, in its output's metadata
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import re
+from contextlib import contextmanager
 from typing import Iterator
+
+from echomq_viz.launcher.page_stills import PageStills, exports_still
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # where a notebook keeps its widgets' state
 
-__all__ = ["VIEW", "REFERENCE", "SHOWN", "reach_models", "view_stills", "store_stills", "stale_stills", "moved_views"]
+__all__ = ["VIEW", "REFERENCE", "SHOWN", "reach_models", "page_models", "has_page_stills", "view_stills", "store_stills",
+           "stale_stills", "moved_views"]
 
 VIEW = "application/vnd.jupyter.widget-view+json"  # the mime type of a widget view in an output
 REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")  # how one widget model names another
@@ -43,35 +62,112 @@ def reach_models(state: dict, model_id: str, order: list[str]) -> list[str]:
     return order
 
 
-def view_stills(nb) -> Iterator[tuple[dict, list[str]]]:
-    """Each output showing a widget view beside a still, with the current
-    images (base64 PNGs, from the widget state) of the figures the view holds."""
-    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+def page_models(state: dict, held: list[str]) -> list[str]:
+    """Of the models ``held`` (ids in the widget ``state``), the figures drawn
+    on the page: anywidget models whose module exports ``still``, sorted."""
+    return [m for m in sorted(held) if state[m].get("model_module") == "anywidget"
+            and state[m].get("model_name") == "AnyModel" and exports_still(state[m].get("state", {}).get("_esm"))]
+
+
+def _widget_state(nb) -> dict:
+    return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def _views(nb) -> Iterator[tuple[dict, list[str], list[str]]]:
+    """Each output showing a widget view, with the figures drawn on the page
+    and the ipympl canvases its view holds (model ids, sorted)."""
+    state = _widget_state(nb)
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if VIEW in data and "image/png" in data:
+            if VIEW in data:
                 held = reach_models(state, data[VIEW].get("model_id", ""), [])
-                yield data, [state[m]["state"]["_data_url"].split(",", 1)[-1] for m in sorted(held)
-                             if state[m].get("model_name") == "MPLCanvasModel" and state[m]["state"].get("_data_url")]
+                canvases = [m for m in sorted(held) if state[m].get("model_name") == "MPLCanvasModel"
+                            and state[m].get("state", {}).get("_data_url")]
+                yield data, page_models(state, held), canvases
 
 
-def store_stills(nb) -> int:
+def has_page_stills(nb) -> bool:
+    """Whether any view of the notebook holds a figure drawn on the page (whose
+    still needs a browser: :class:`~echomq_viz.launcher.page_stills.PageStills`)."""
+    return any(drawn for _, drawn, _ in _views(nb))
+
+
+@contextmanager
+def _browser(page: PageStills | None) -> Iterator[PageStills]:
+    """``page``, or a browser of our own (started on its first still, closed at the end)."""
+    if page is not None:
+        yield page
+        return
+    own = PageStills()
+    try:
+        yield own
+    finally:
+        own.close()
+
+
+def _stills(nb, page: PageStills | None) -> Iterator[tuple[dict, list[str], bool]]:
+    """:func:`view_stills`, each with whether its figures are drawn on the page."""
+    state = _widget_state(nb)
+    with _browser(page) as browser:
+        for data, drawn, canvases in _views(nb):
+            if drawn:
+                yield data, [browser.render(state[m]["state"]) for m in drawn], True
+            elif "image/png" in data:
+                yield data, [state[m]["state"]["_data_url"].split(",", 1)[-1] for m in canvases], False
+
+
+def view_stills(nb, page: PageStills | None = None) -> Iterator[tuple[dict, list[str]]]:
+    """Each output showing a widget view beside a still (or, for a view holding
+    a figure drawn on the page, with or without one), with the current images
+    (base64 PNGs) of the figures the view holds: the page's stills, drawn now
+    by ``page`` (by a browser of this call's own when None: consume the
+    iterator whole, which closes it), for a view holding any; else the ipympl
+    images stored in the widget state."""
+    for data, images, _ in _stills(nb, page):
+        yield data, images
+
+
+def store_stills(nb, page: PageStills | None = None) -> int:
     """Replace each still with the current image of the one figure its view
-    holds. Returns how many were replaced."""
+    holds: for a figure drawn on the page, its still made by ``page`` (a
+    browser of this call's own when None, started only if needed), added
+    where the output had none. Returns how many were replaced or added."""
     replaced = 0
-    for data, images in view_stills(nb):
+    for data, images in view_stills(nb, page):
         if len(images) == 1:
             data["image/png"] = images[0]
             replaced += 1
     return replaced
 
 
-def stale_stills(nb) -> list[int]:
+def _png(text) -> str:
+    return "".join(text).replace("\n", "")
+
+
+def _same_pixels(stored: str, fresh: str) -> bool:
+    """Whether two base64 PNGs hold the same pixels (encoded differently)."""
+    try:
+        from PIL import Image
+
+        a, b = (Image.open(io.BytesIO(base64.b64decode(text))) for text in (stored, fresh))
+        return a.size == b.size and a.convert("RGBA").tobytes() == b.convert("RGBA").tobytes()
+    except (ImportError, OSError, ValueError, binascii.Error):
+        return False
+
+
+def stale_stills(nb, page: PageStills | None = None) -> list[int]:
     """Which stills (their places, counted in output order) differ from the
-    current image of every figure their view holds."""
-    return [place for place, (data, images) in enumerate(view_stills(nb))
-            if images and "".join(data["image/png"]).replace("\n", "") not in images]
+    current image of every figure their view holds; for figures drawn on the
+    page, from a still made now by ``page`` (a browser of this call's own when
+    None, started only if needed), by their pixels, a missing still counted
+    as stale."""
+    stale = []
+    for place, (data, images, drawn) in enumerate(_stills(nb, page)):
+        still = _png(data.get("image/png", ""))
+        if images and still not in images and not (drawn and any(_same_pixels(still, image) for image in images)):
+            stale.append(place)
+    return stale
 
 
 def moved_views(nb) -> list[tuple[str, dict]]:

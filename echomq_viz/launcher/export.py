@@ -11,8 +11,20 @@ to the pages:
   cache folder (``~/.cache/echomq-viz/js`` by default; nothing of it is
   committed);
 - ipympl's AMD bundle, shipped in its wheel as
-  ``share/jupyter/nbextensions/jupyter-matplotlib/index.js``, which the page
-  finds through a ``require.config`` path.
+  ``share/jupyter/nbextensions/jupyter-matplotlib/index.js``, and
+  anywidget's, shipped in its wheel as
+  ``share/jupyter/nbextensions/anywidget/index.js`` (the classic notebook's
+  front end: an AMD module that needs only ``@jupyter-widgets/base``, which
+  ``embed-amd.js`` defines); the page finds each through a ``require.config``
+  path, so the widget manager's loader never falls back to its CDN.
+
+An anywidget view (model ``AnyModel`` of module ``anywidget``) carries its ES
+module as text (``_esm``); anywidget's front end imports it from a ``blob:``
+URL, so it runs on a page opened from disk, and the controls it draws itself
+move there with no kernel. Those are left alone; every ipywidgets control
+and ipympl toolbar is switched off (:func:`freeze_controls`), and the notice
+at the top of each page says which figures move and which are stills
+(:func:`notice_html`).
 
 A figure only reaches the widget state when something renders it, and a
 headless run never does. So each notebook is run here (its own kernel, the
@@ -28,6 +40,7 @@ Output layout::
     OUT/static/require.js
     OUT/static/embed-amd.js
     OUT/static/jupyter-matplotlib/index.js
+    OUT/static/anywidget/index.js
     OUT/@jupyter-widgets/[html-manager/dist/]*.woff2  (icon fonts, where its CSS looks)
 """
 
@@ -44,13 +57,14 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
 from echomq_viz.launcher._kernel_channels import private_kernel_config
-from echomq_viz.launcher._stills import WIDGET_STATE
+from echomq_viz.launcher._stills import VIEW, WIDGET_STATE
 from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "fetch_js_assets",
-           "ipympl_bundle", "export_notebooks", "execute_with_widgets", "redis_for_kernels", "freeze_controls", "STATIC",
-           "SNAPSHOT_NOTICE_HTML"]
+           "ipympl_bundle", "anywidget_frontend", "export_notebooks", "execute_with_widgets", "redis_for_kernels",
+           "freeze_controls", "notice_html", "STATIC", "SNAPSHOT_NOTICE_HTML", "MOVING_NOTICE_HTML",
+           "LIVE_NOTICE_HTML"]
 
 STATIC = "static"  # the folder beside the pages holding the JavaScript
 
@@ -88,15 +102,25 @@ _echomq_viz_snapshot_figures()
 del _echomq_viz_snapshot_figures
 """
 
+# The notice at the top of a page (notice_html): a page of stills only; a page where some figures
+# move (anywidget views, which draw their own controls) and the rest are stills; a page where
+# every figure moves (a button that needs the kernel says so in its own view).
 SNAPSHOT_NOTICE_HTML = "This page is a snapshot: run <code>echomq-viz lab</code> to move the sliders."
+MOVING_NOTICE_HTML = ("The figures with their own controls move here; the rest are stills: "
+                      "run <code>echomq-viz lab</code> to move those.")
+LIVE_NOTICE_HTML = ("Every figure on this page moves here, with no kernel: "
+                    "run <code>echomq-viz lab</code> for anything that says it needs one.")
 
-# The lab template, plus: ipympl's module path for require.js, and MathJax only
+ANYWIDGET = "anywidget"  # the model module of an anywidget view, and its front end's require.js name
+
+# The lab template, plus: ipympl's and anywidget's module paths for require.js, and MathJax only
 # when a notebook has maths (it is the one piece still taken from a CDN).
 _TEMPLATE = """\
 {%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}
 {{ super() }}
-<script>require.config({paths: {"jupyter-matplotlib": "__STATIC__/jupyter-matplotlib/index"}});</script>
+<script>require.config({paths: {"jupyter-matplotlib": "__STATIC__/jupyter-matplotlib/index",
+  "anywidget": "__STATIC__/anywidget/index"}});</script>
 {%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mathjax -%}
 {%- if resources.echomq_viz_mathjax -%}{{ super() }}{%- endif -%}
@@ -123,20 +147,21 @@ __APP_PAGE_CSS__
 {%- endblock extra_css -%}
 {%- block body_header -%}
 {{ super() }}
-<p class="echomq-viz-snapshot" role="note">__NOTICE__</p>
+<p class="echomq-viz-snapshot" role="note">{{ resources.echomq_viz_notice }}</p>
 {%- endblock body_header -%}
 {%- block footer_js -%}
 {{ super() }}
 <script>__NAME_HANDLES__
 __LABEL_FIGURES__
-/* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either. */
+/* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either.
+   (An anywidget view's own controls are neither: they run in the page.) */
 new MutationObserver(() => {
   document.querySelectorAll(".noUi-handle:not([aria-disabled])").forEach(h => h.setAttribute("aria-disabled", "true"));
   document.querySelectorAll(".jupyter-matplotlib-button:not([disabled])").forEach(b => { b.disabled = true; });
 }).observe(document.documentElement, {childList: true, subtree: true});
 </script>
 {%- endblock footer_js -%}
-""".replace("__STATIC__", STATIC).replace("__NOTICE__", SNAPSHOT_NOTICE_HTML)
+""".replace("__STATIC__", STATIC)
 for _marker, _script in (("__NAME_HANDLES__", "name-slider-handles.js"), ("__LABEL_FIGURES__", "label-figures.js"),
                         ("__APP_PAGE_CSS__", "app-page.css")):
     # the app's own scripts and page style (its Voila template), the same on the offline pages
@@ -229,27 +254,46 @@ def _extract(tarball: Path, patterns: Iterable[tuple[str, str]], into: Path) -> 
     return found
 
 
-def ipympl_bundle() -> Path:
-    """ipympl's AMD bundle for static pages, as its wheel installed it."""
-    relative = "share/jupyter/nbextensions/jupyter-matplotlib/index.js"
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
+def _wheel_file(distribution_name: str, relative: str, what: str) -> Path:
+    """A file a wheel installed under ``share/jupyter/`` (``relative``), found
+    through the distribution's record, else on Jupyter's data path."""
+    from importlib.metadata import PackageNotFoundError, distribution
 
-        dist = distribution("ipympl")
-        for file in dist.files or ():
-            if str(file).replace("\\", "/").endswith(relative):
-                path = Path(dist.locate_file(file)).resolve()
-                if path.is_file():
-                    return path
+    try:
+        dist = distribution(distribution_name)
     except PackageNotFoundError:
-        raise ExportError("ipympl is not installed: pip install ipympl") from None
+        raise ExportError(f"{distribution_name} is not installed: pip install {distribution_name}") from None
+    for file in dist.files or ():
+        if str(file).replace("\\", "/").endswith(relative):
+            path = Path(dist.locate_file(file)).resolve()
+            if path.is_file():
+                return path
     from jupyter_core.paths import jupyter_path
 
-    for base in jupyter_path("nbextensions"):
-        path = Path(base, "jupyter-matplotlib", "index.js")
+    for base in jupyter_path():
+        path = Path(base, relative.removeprefix("share/jupyter/"))
         if path.is_file():
             return path
-    raise ExportError(f"ipympl's static bundle ({relative}) is not installed with it")
+    raise ExportError(f"{what} ({relative}) is not installed with {distribution_name} "
+                      f"{dist.version}: pip install --force-reinstall {distribution_name}")
+
+
+def ipympl_bundle() -> Path:
+    """ipympl's AMD bundle for static pages, as its wheel installed it."""
+    return _wheel_file("ipympl", "share/jupyter/nbextensions/jupyter-matplotlib/index.js", "ipympl's static bundle")
+
+
+def anywidget_frontend() -> Path:
+    """anywidget's front end for static pages: the classic notebook's AMD
+    module, as its wheel installed it (``define(["@jupyter-widgets/base"], ...)``,
+    giving ``AnyModel`` and ``AnyView``)."""
+    return _wheel_file(ANYWIDGET, "share/jupyter/nbextensions/anywidget/index.js", "anywidget's front end")
+
+
+def _frontend_version(distribution_name: str) -> str:
+    from importlib.metadata import version
+
+    return version(distribution_name)
 
 
 def _has_maths(nb) -> bool:
@@ -277,13 +321,24 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
     store_stills(nb)
 
 
+def _widget_state(nb) -> dict:
+    return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def _is_anywidget(model: dict) -> bool:
+    return model.get("model_module") == ANYWIDGET
+
+
 def freeze_controls(nb) -> int:
     """Switch off every control in the notebook's stored widget state, and
     the figures' toolbars and resize handles: on a page without a kernel they
-    would move without effect. Returns how many controls it switched off."""
-    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    would move without effect. An anywidget view is left as it is: it draws
+    its figure and its controls in the page, and they move there. Returns how
+    many controls it switched off."""
     frozen = 0
-    for model in state.values():
+    for model in _widget_state(nb).values():
+        if _is_anywidget(model):
+            continue
         attributes = model.get("state", {})
         if "disabled" in attributes:
             attributes["disabled"] = True
@@ -291,6 +346,54 @@ def freeze_controls(nb) -> int:
         if model.get("model_name") == "MPLCanvasModel":
             attributes.update(toolbar_visible=False, resizable=False, capture_scroll=False)
     return frozen
+
+
+_SHOWN_MODEL = re.compile(r'IPY_MODEL_([0-9A-Za-z_-]+)|"model_id": "([0-9A-Za-z_-]+)"')
+
+
+def _shown_models(nb) -> list[dict]:
+    """The stored models the page shows: each view in a cell's output, and
+    every model it refers to however deep (an Output widget's views too)."""
+    state = _widget_state(nb)
+    todo = [output.get("data", {}).get(VIEW, {}).get("model_id", "")
+            for cell in nb.get("cells", []) for output in cell.get("outputs", [])]
+    seen: dict[str, dict] = {}
+    while todo:
+        model_id = todo.pop()
+        if model_id not in state or model_id in seen:
+            continue
+        seen[model_id] = state[model_id]
+        for found in _SHOWN_MODEL.findall(json.dumps(state[model_id].get("state", {}), sort_keys=True)):
+            todo.extend(found)
+    return list(seen.values())
+
+
+def notice_html(nb) -> str:
+    """The notice at the top of the notebook's page: whether its figures are
+    stills (:data:`SNAPSHOT_NOTICE_HTML`), some move (anywidget views, with
+    their own controls) and the rest are stills (:data:`MOVING_NOTICE_HTML`),
+    or every one moves (:data:`LIVE_NOTICE_HTML`). Read before or after
+    :func:`freeze_controls`."""
+    shown = _shown_models(nb)
+    moving = any(_is_anywidget(model) for model in shown)
+    still = any(not _is_anywidget(model) and ("disabled" in model.get("state", {})
+                                              or model.get("model_name") == "MPLCanvasModel") for model in shown)
+    if not moving:
+        return SNAPSHOT_NOTICE_HTML
+    return MOVING_NOTICE_HTML if still else LIVE_NOTICE_HTML
+
+
+def _anywidget_versions(nb) -> set[str]:
+    """The front-end versions the notebook's anywidget views were stored for (``~0.11.*``)."""
+    return {model.get("model_module_version", "") for model in _widget_state(nb).values() if _is_anywidget(model)}
+
+
+def _same_minor(stored: str, installed: str) -> bool:
+    """Whether a stored ``~0.11.*`` (anywidget's own semver, or a pre-release
+    written out) names the installed front end's major.minor."""
+    wanted = re.search(r"(\d+)\.(\d+)", stored)
+    have = re.match(r"(\d+)\.(\d+)", installed)
+    return bool(wanted and have and wanted.groups() == have.groups())
 
 
 def _exporter():
@@ -320,8 +423,13 @@ def export_notebooks(
     import nbformat
 
     paths = _select(notebooks, names)
-    assets = fetch_js_assets(cache_dir, log=log)
-    for name, source in {**assets, f"{STATIC}/jupyter-matplotlib/index.js": ipympl_bundle()}.items():
+    assets = {**fetch_js_assets(cache_dir, log=log), f"{STATIC}/jupyter-matplotlib/index.js": ipympl_bundle()}
+    try:
+        assets[f"{STATIC}/{ANYWIDGET}/index.js"] = anywidget_frontend()
+        no_anywidget = None
+    except ExportError as missing:  # needed only by a page with an anywidget view: said there
+        no_anywidget = missing
+    for name, source in assets.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, out / name)
 
@@ -340,9 +448,17 @@ def export_notebooks(
                                       ) from exc
             elif "widgets" not in nb.metadata:
                 log(f"note: {path.name} has no stored widget state; its widgets will not render")
+            stored_for = _anywidget_versions(nb)
+            if stored_for and no_anywidget is not None:
+                raise ExportError(f"{path.name} has anywidget views: {no_anywidget}")
+            for stored in sorted(version for version in stored_for
+                                 if not _same_minor(version, _frontend_version(ANYWIDGET))):
+                log(f"note: {path.name} stored anywidget views for {stored or 'no version'}; "
+                    f"its page runs them with anywidget {_frontend_version(ANYWIDGET)}")
             freeze_controls(nb)
             body, _ = exporter.from_notebook_node(
-                nb, resources={"echomq_viz_mathjax": _has_maths(nb), "metadata": {"name": path.stem}})
+                nb, resources={"echomq_viz_mathjax": _has_maths(nb), "echomq_viz_notice": notice_html(nb),
+                               "metadata": {"name": path.stem}})
             page = out / f"{path.stem}.html"
             page.write_text(body, encoding="utf-8")
             log(f"wrote {page}")

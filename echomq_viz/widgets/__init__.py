@@ -31,7 +31,7 @@ import importlib
 # name -> the module that defines it, imported on first use (PEP 562): a
 # notebook loads only its own view's module, not every view's (and theirs).
 _WHERE = {
-    "HeroView": ".hero", "hero_figure": ".hero", "ComparisonView": ".comparison", "ConsumeView": ".consume",
+    "HeroView": ".hero", "HeroFigure": ".hero", "ComparisonView": ".comparison", "ConsumeView": ".consume",
     "BandsView": ".bands", "FrontierView": ".frontier", "WrapView": ".frontier", "DoubleView": ".double",
     "InspectorView": ".inspector", "IncludeGraphView": ".paths", "PathView": ".paths",
     "DesignsView": ".designs", "PackingView": ".designs", "show_lua": ".lua_source", "one_line": ".view",
@@ -46,7 +46,7 @@ _WHERE = {
 __all__ = [
     "HeroView", "ComparisonView", "ConsumeView", "BandsView", "FrontierView", "WrapView", "DoubleView",
     "InspectorView", "IncludeGraphView", "PathView", "DesignsView", "PackingView",
-    "show_lua", "one_line", "hero_figure",
+    "show_lua", "one_line", "HeroFigure",
     "Answer", "score_text", "add_and_compare", "compare_on_redis", "comparison_answer", "fill_queue",
     "queue_table", "expected_order", "frontier_summary", "frontier_on_redis", "wrap_on_redis", "store_double",
     "path_answer", "run_scenario", "packing_text", "packing_answer",

@@ -1,5 +1,5 @@
-"""The ipympl side of the views: a faster canvas, the figure factory, blitting
-and the still images a static page shows.
+"""The ipympl side of the views not yet drawn in the page: a faster canvas,
+the figure factory and the still images a static page shows.
 
 This is the only module that touches ipympl's private state (``get_diff_image``
 with ``_png_is_old``, ``_force_full`` and ``_last_buff``; ``syncing_data_url``;
@@ -9,23 +9,19 @@ tests/widgets/test_canvas.py fails when a release changes any of it.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import functools
 import io
 import sys
-from typing import Callable, Hashable, Iterator, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from echomq_viz.widgets.diff_png import changed_runs, png_rgba
 
-__all__ = ["fast_canvas_class", "figure", "Blitter", "still_png", "snapshot_figures"]
+__all__ = ["fast_canvas_class", "figure", "still_png", "snapshot_figures"]
 
 DPI = 96
-FRAME_INTERVAL_S = 0.02  # a kernel sends a blitted figure at most 50 times a second
 PNG_DATA_URL = "data:image/png;base64,"
 
 
@@ -105,117 +101,10 @@ def figure(width: float, height: float) -> Figure:
     return fig
 
 
-class Blitter:
-    """Redraw only the artists that move, on a cached background.
-
-    Matplotlib's blitting recipe on an ipympl canvas: the moving artists are
-    marked animated (a full draw skips them), the rest is drawn once and kept
-    as a background; an update restores it, draws the moving artists and
-    sends the changed pixels. Any full draw (first display, resize) refreshes
-    the background.
-
-    ``layer`` artists change less often than the others, only when
-    ``layer_key()`` does (a view's bars that follow one slider, say): they
-    are drawn onto a copy of the background kept for the current key, and an
-    update with the same key starts from that copy. The pixels are those of
-    drawing every artist in order, layer first, each time.
-    """
-
-    def __init__(self, figure: Figure, artists: Sequence, *, layer: Sequence = (),
-                 layer_key: Callable[[], Hashable] | None = None) -> None:
-        if layer and layer_key is None:
-            raise TypeError("a Blitter layer needs a layer_key: what its artists' look depends on")
-        self.figure, self.artists, self.layer = figure, list(artists), list(layer)
-        self.layer_key = layer_key
-        self.background = None
-        self._layered: tuple[Hashable, object] | None = None  # (key, background with the layer drawn)
-        self._scheduled: tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle] | None = None  # the next frame
-        self._last_frame: tuple[object, float] = (None, float("-inf"))  # (loop, when) of the last one sent
-        for artist in (*self.layer, *self.artists):
-            artist.set_animated(True)
-        figure.canvas.mpl_connect("draw_event", self._on_draw)
-        figure.canvas.draw()  # a background to blit on from the first move
-
-    def _on_draw(self, event=None) -> None:
-        # A still (savefig) draws the animated artists too (matplotlib does
-        # while saving): that picture is no background to blit on. They are
-        # still drawn over it once more, as the stored stills always were.
-        if not self.figure.canvas.is_saving():
-            self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
-            self._layered = None
-        self._draw(self.layer)
-        self._draw(self.artists)
-
-    def _draw(self, artists: Sequence) -> None:
-        for artist in artists:
-            self.figure.draw_artist(artist)
-
-    def _restore_layer(self) -> None:
-        """The background with the layer drawn for the current key."""
-        canvas = self.figure.canvas
-        if not self.layer:
-            canvas.restore_region(self.background)
-            return
-        key = self.layer_key()
-        if self._layered is not None and self._layered[0] == key:
-            canvas.restore_region(self._layered[1])
-            return
-        canvas.restore_region(self.background)
-        self._draw(self.layer)
-        self._layered = (key, canvas.copy_from_bbox(self.figure.bbox))
-
-    def update(self) -> None:
-        """Send the artists' new look: at once outside an event loop (a
-        script, a test); inside one (a kernel), on the loop's next turn and
-        at most one frame per ``FRAME_INTERVAL_S``. Changes that come
-        meanwhile (a burst of slider events, two sliders set by one call)
-        share that frame, drawn from the latest state: a frame is never
-        followed by an older one."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._scheduled = None  # a frame left on a loop that ended: this one replaces it
-            self._blit()
-            return
-        pending = self._scheduled
-        if pending is not None and pending[0] is loop and not pending[1].cancelled():
-            return  # the frame to come draws this change too
-        last_loop, last_time = self._last_frame
-        since = loop.time() - last_time if last_loop is loop else float("inf")
-        self._scheduled = (loop, loop.call_later(max(0.0, FRAME_INTERVAL_S - since), self._flush, loop))
-
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._scheduled = None
-        self._last_frame = (loop, loop.time())
-        self._blit()
-
-    def _blit(self) -> None:
-        canvas = self.figure.canvas
-        if self.background is None:
-            canvas.draw_idle()
-            return
-        self._restore_layer()
-        self._draw(self.artists)
-        canvas.blit(self.figure.bbox)
-
-    @contextlib.contextmanager
-    def all_drawn(self) -> Iterator[None]:
-        """Draw the animated artists too, e.g. for savefig."""
-        everything = (*self.layer, *self.artists)
-        for artist in everything:
-            artist.set_animated(False)
-        try:
-            yield
-        finally:
-            for artist in everything:
-                artist.set_animated(True)
-
-
-def still_png(fig: Figure, blitter: Blitter | None = None) -> bytes:
-    """The figure as a PNG, moving artists included."""
+def still_png(fig: Figure) -> bytes:
+    """The figure as a PNG."""
     buffer = io.BytesIO()
-    with blitter.all_drawn() if blitter else contextlib.nullcontext():
-        fig.savefig(buffer, format="png", dpi="figure")
+    fig.savefig(buffer, format="png", dpi="figure")
     return buffer.getvalue()
 
 

@@ -18,7 +18,7 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 
 from echomq_viz.experiments.live import Demo
-from echomq_viz.widgets.canvas import Blitter, still_png
+from echomq_viz.widgets.canvas import still_png
 
 __all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text", "shown_values",
            "SLIDER_STYLE", "WIDE", "SHOWN"]
@@ -111,7 +111,6 @@ class View:
 
     widget: w.Widget
     fig: Figure
-    blitter: Blitter | None = None
     demo: Demo | None = None
     _moving_from_code = False
 
@@ -125,10 +124,7 @@ class View:
 
     def _redraw_figure(self) -> None:
         """Send the updated artists to the page and the caption along."""
-        if self.blitter is not None:
-            self.blitter.update()
-        else:
-            self.fig.canvas.draw_idle()
+        self.fig.canvas.draw_idle()
         self.caption.value = (f"<div style='{_CAPTION}'><b>Figure:</b> "
                               f"{html.escape(self.describe())}</div>")
 
@@ -186,7 +182,7 @@ class View:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)
         if self._still_allowed():  # a still for readers without a kernel (GitHub, nbviewer)
-            bundle["image/png"] = base64.b64encode(still_png(self.fig, self.blitter)).decode("ascii")
+            bundle["image/png"] = base64.b64encode(still_png(self.fig)).decode("ascii")
         # What this display showed, kept beside it: a later cell that moved the
         # view would leave the stored widget state differing from it (tests/launcher/test_stills.py).
         shown = {"view": repr(self), "caption": self.describe(), "guess_first": self.guess_first,

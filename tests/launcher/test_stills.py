@@ -4,17 +4,41 @@ describes; no later cell moved it, and a guess-first view is stored unanswered."
 
 from __future__ import annotations
 
+import base64
 import copy
+import io
 import json
 from pathlib import Path
 
 import pytest
 
-from echomq_viz.launcher._stills import SHOWN, VIEW, moved_views, stale_stills, store_stills, view_stills
+from conftest import assert_refused
+from test_page_stills import bar_state, need_browser, page, pixels  # noqa: F401 (page: a fixture)
+
+from echomq_viz.launcher import page_stills
+from echomq_viz.launcher._stills import SHOWN, VIEW, has_page_stills, moved_views, stale_stills, store_stills, view_stills
 from echomq_viz.launcher._stills import WIDGET_STATE
+from echomq_viz.launcher.page_stills import NoBrowser, PageStills, StillError
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _stored_notebooks():
+    """Each notebook's name; marked slow where a view is drawn on the page (its stills need a browser)."""
+    for name in NOTEBOOKS:
+        if has_page_stills(json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))):
+            yield pytest.param(name, marks=pytest.mark.slow)
+        else:
+            yield name
+
+
+@pytest.fixture(scope="module")
+def browser_if_needed():
+    """A browser for the stored notebooks' page stills, started by the first one that has any."""
+    browser = PageStills()
+    yield browser
+    browser.close()
 
 
 def _notebook(first_still: str, current: dict[str, str]) -> dict:
@@ -63,14 +87,122 @@ def test_outputs_without_a_still_or_a_view_are_not_stills():
     assert list(view_stills(nb)) == [] and store_stills(nb) == 0
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_stored_still_is_its_figures_current_state(name):
+@pytest.mark.parametrize("name", list(_stored_notebooks()))
+def test_every_stored_still_is_its_figures_current_state(name, browser_if_needed):
     nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
-    stills = list(view_stills(nb))
+    if has_page_stills(nb):
+        need_browser()
+    stills = list(view_stills(nb, browser_if_needed))
     assert all(len(images) == 1 for _, images in stills), f"{name}: a view without exactly one stored figure"
-    assert stale_stills(nb) == [], (
+    assert stale_stills(nb, browser_if_needed) == [], (
         f"{name}: stills {stale_stills(nb)} (in output order) show another state than their figure's "
         f"current one; re-run: python -m echomq_viz.launcher._refresh notebooks/{name}")
+
+
+# -- figures drawn on the page ---------------------------------------------------------------------
+#
+# A view drawn on the page is an anywidget whose module exports still(state); the kernel shows no
+# still for it, and storing the notebook makes one in Chromium (echomq_viz.launcher.page_stills).
+
+
+def _page_notebook(*figures: dict, still: str | None = None) -> dict:
+    """A view (a box holding a slider and the ``figures``, stored AnyModel states) shown by a
+    kernel: no still, unless ``still``."""
+    state = {"box": {"model_module": "@jupyter-widgets/controls", "model_name": "VBoxModel", "state": {
+        "children": ["IPY_MODEL_slider"] + [f"IPY_MODEL_figure{n}" for n in range(len(figures))]}},
+        "slider": {"model_module": "@jupyter-widgets/controls", "model_name": "IntSliderModel", "state": {"value": 5}}}
+    for n, figure in enumerate(figures):
+        state[f"figure{n}"] = {"model_module": "anywidget", "model_module_version": "~0.9.*",
+                               "model_name": "AnyModel", "state": figure}
+    data = {VIEW: {"model_id": "box", "version_major": 2}, "text/plain": "BarView(...)"}
+    if still is not None:
+        data["image/png"] = still
+    return {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}]}],
+            "metadata": {"widgets": {WIDGET_STATE: {"state": state}}}}
+
+
+def _figure(nb: dict, n: int = 0) -> dict:
+    return nb["metadata"]["widgets"][WIDGET_STATE]["state"][f"figure{n}"]["state"]
+
+
+@pytest.mark.slow
+def test_a_figure_drawn_on_the_page_gets_its_still_from_its_own_module_and_state(page):
+    nb = _page_notebook(bar_state(50))
+    assert has_page_stills(nb) and stale_stills(nb, page) == [0]  # the kernel showed none
+    assert store_stills(nb, page) == 1
+    image = pixels(nb["cells"][0]["outputs"][0]["data"]["image/png"])
+    assert image.size == (200, 60)
+    assert image.getpixel((49, 30)) == (255, 0, 0) and image.getpixel((50, 30)) == (255, 255, 255)
+    assert stale_stills(nb, page) == []
+    _figure(nb)["bar"] = 120  # the stored state moved: the still no longer shows it
+    assert stale_stills(nb, page) == [0]
+    assert store_stills(nb, page) == 1 and stale_stills(nb, page) == []
+    assert pixels(nb["cells"][0]["outputs"][0]["data"]["image/png"]).getpixel((119, 30)) == (255, 0, 0)
+
+
+@pytest.mark.slow
+def test_a_page_still_split_into_lines_as_stored_compares_whole(page):
+    nb = _page_notebook(bar_state(30))
+    store_stills(nb, page)
+    data = nb["cells"][0]["outputs"][0]["data"]
+    text = data["image/png"]
+    data["image/png"] = [text[i:i + 76] + "\n" for i in range(0, len(text), 76)]
+    assert stale_stills(nb, page) == []
+
+
+@pytest.mark.slow
+def test_a_page_still_encoded_otherwise_is_fresh_while_its_pixels_are_the_same(page):
+    from PIL import Image
+
+    nb = _page_notebook(bar_state(30))
+    store_stills(nb, page)
+    data = nb["cells"][0]["outputs"][0]["data"]
+    recoded = io.BytesIO()
+    pixels(data["image/png"]).save(recoded, format="PNG", compress_level=1)
+    data["image/png"] = base64.b64encode(recoded.getvalue()).decode()
+    assert stale_stills(nb, page) == []
+    Image.new("RGB", (200, 60), "white").save(recoded := io.BytesIO(), format="PNG")
+    data["image/png"] = base64.b64encode(recoded.getvalue()).decode()
+    assert stale_stills(nb, page) == [0]
+
+
+@pytest.mark.slow
+def test_a_view_holding_two_page_figures_is_left_as_shown_and_reported_when_stale(page):
+    nb = _page_notebook(bar_state(20), bar_state(40), still="Rmlyc3Q=")
+    before = copy.deepcopy(nb)
+    assert store_stills(nb, page) == 0 and nb == before  # which one it shows, only the view knows
+    assert stale_stills(nb, page) == [0]
+    nb["cells"][0]["outputs"][0]["data"]["image/png"] = page.render(bar_state(40))
+    assert stale_stills(nb, page) == []
+
+
+def test_a_module_without_still_is_left_alone_and_starts_no_browser(monkeypatch):
+    def no_browser(self):
+        raise AssertionError("a browser started for a notebook without page stills")
+
+    monkeypatch.setattr(page_stills.PageStills, "start", no_browser)
+    nb = _page_notebook({"_esm": "export function render({ el }) { el.textContent = 'hi'; }", "bar": 5})
+    before = copy.deepcopy(nb)
+    assert not has_page_stills(nb)
+    assert list(view_stills(nb)) == [] and store_stills(nb) == 0 and stale_stills(nb) == [] and nb == before
+    shown = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})  # and the matplotlib figures need none either
+    assert store_stills(shown) == 1 and stale_stills(shown) == []
+
+
+@pytest.mark.slow
+def test_a_still_that_throws_is_refused_in_one_clear_line_by_a_browser_of_its_own():
+    need_browser()
+    nb = _page_notebook(bar_state(3, _esm="export function still(state) { throw new Error(`no bar ${state.bar}`); }"))
+    before = copy.deepcopy(nb)
+    with assert_refused(StillError, match=r"still\(state\) threw Error: no bar 3"):
+        store_stills(nb)  # no browser handed in: one of its own, started and closed
+    assert nb == before
+
+
+def test_without_a_browser_a_page_still_is_refused_in_one_clear_line(monkeypatch):
+    monkeypatch.setattr(page_stills, "CHROMIUM", "/nonexistent/chromium")
+    with assert_refused(NoBrowser, match=r"/nonexistent/chromium"):
+        store_stills(_page_notebook(bar_state(3)))
 
 
 # -- every view as its own cell showed it ---------------------------------------------------------
@@ -95,13 +227,16 @@ def _views(nb: dict):
 
 
 def _controls(state: dict, model_id: str) -> dict[str, object]:
-    """Description -> value (a choice's index) of every control a view holds, as stored."""
+    """Description -> value (a choice's index) of every control a view holds, as stored;
+    for a view drawn in the page, each value of its model by name."""
     from echomq_viz.launcher._stills import reach_models
 
     found = {}
     for held in reach_models(state, model_id, []):
         attributes = state[held].get("state", {})
-        if attributes.get("description"):
+        if state[held].get("model_module") == "anywidget":
+            found.update({name: value for name, value in attributes.items() if not name.startswith("_")})
+        elif attributes.get("description"):
             found[attributes["description"]] = attributes.get("index", attributes.get("value"))
     return found
 
@@ -113,8 +248,11 @@ def test_a_view_records_what_it_showed_where_the_check_looks():
     data, metadata = HeroView(None, priority=2, counter=7)._repr_mimebundle_()
     shown = metadata[SHOWN]
     assert WRITTEN == SHOWN and shown["view"] == data["text/plain"] == "HeroView(priority=2, counter=7)"
-    assert sorted(values.get("value") for values in shown["values"].values()
-                  if isinstance(values.get("value"), int) and not isinstance(values.get("value"), bool)) == [2, 7, 7]
+    # the numbers it recorded are the ones it shows: ipywidgets controls record {"value": n} each (the
+    # priority, the counter and its exact text box), a view drawn on the page its figure's traits
+    numbers = {number for values in shown["values"].values() for number in values.values()
+               if isinstance(number, int) and not isinstance(number, bool)}
+    assert numbers == {2, 7}
 
 
 def test_a_view_moved_after_its_cell_is_found_and_one_left_alone_is_not():
@@ -164,8 +302,8 @@ def _stored_controls(name: str, view: str) -> dict[str, object]:
 
 def test_the_views_the_prose_describes_are_stored_as_described():
     hero = _stored_controls("01-one-score-two-keys.ipynb", "HeroView(priority=1, counter=1)")
-    assert (hero["priority"], hero["counter"], hero["exact counter"]) == (1, 1, 1)
-    assert hero["live on Redis: each change adds a job"] is False
+    assert (hero["priority"], hero["counter"], hero["tiers"]) == (1, 1, 6)
+    assert hero["live"] is False and hero["live_enabled"] is True
     race = _stored_controls("02-which-pops-first.ipynb", "ComparisonView(")
     assert (race["job A priority"], race["job A counter"]) == (1, 4_000_000_000)
     assert (race["job B priority"], race["job B counter"]) == (2, 1)

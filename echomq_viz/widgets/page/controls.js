@@ -1,0 +1,167 @@
+// The controls a view draws in the page, and the one rule for what reaches the kernel.
+//
+// A drag changes the page's model at once and redraws there; nothing is sent to the kernel
+// unless the view is live on Redis. Live, the values go at most every `interval` ms, the
+// last one always (a trailing send), so Redis is asked about ten times a second while a
+// drag lasts. Without a kernel (a notebook just opened, an offline page) sending fails at
+// once, or silently: askKernel tells, and the view says in one line that its Redis controls
+// need the kernel.
+
+import { esc } from "./visual.js";
+import { thousands } from "./score.js";
+
+let serial = 0;
+export function uid(prefix) {
+  serial += 1;
+  return `${prefix}-${Date.now().toString(36)}-${serial}`;
+}
+
+export const NEEDS_KERNEL = "needs the notebook's kernel: run the notebook's cells first (in the app, reload the page)";
+
+// Send the model's pending changes (nothing happens where no kernel listens)
+export function send(model) {
+  try {
+    model.save_changes();
+  } catch (error) {
+    // a front end without a kernel may refuse instead of ignoring: the same, here
+  }
+}
+
+// Whether a kernel answers this view: it answers {kind: "ping"} with {kind: "pong"}
+// (page_view.PageFigure). A front end without a kernel drops the message, so silence
+// for `wait` ms means no kernel.
+export function askKernel(model, wait = 2000) {
+  return new Promise((resolve) => {
+    const heard = (message) => {
+      if (message && message.kind === "pong") finish(true);
+    };
+    const timer = setTimeout(() => finish(false), wait);
+    function finish(answer) {
+      clearTimeout(timer);
+      model.off("msg:custom", heard);
+      resolve(answer);
+    }
+    model.on("msg:custom", heard);
+    try {
+      model.send({ kind: "ping" });
+    } catch (error) {
+      finish(false);
+    }
+  });
+}
+
+export function coalesced(model, interval = 100) {
+  let last = -Infinity;
+  let timer = null;
+  const flush = () => {
+    timer = null;
+    last = performance.now();
+    send(model);
+  };
+  return {
+    // a value changed: send it if live, at most every `interval` ms, the last one always
+    changed() {
+      if (!model.get("live")) return;
+      const wait = interval - (performance.now() - last);
+      if (wait <= 0 && !timer) flush();
+      else if (!timer) timer = setTimeout(flush, Math.max(0, wait));
+    },
+    flush() {
+      if (timer) clearTimeout(timer);
+      flush();
+    },
+  };
+}
+
+// A labelled range slider with a readout, bound to the model's `name`. min and max are numbers
+// or names of the model's values (the kernel holds the bounds; the page only follows them).
+export function slider(model, { name, label, min, max, step = 1, format = thousands, onInput }) {
+  const bound = (v) => (typeof v === "string" ? Number(model.get(v)) : v);
+  const id = uid(`emq-${name}`);
+  const row = document.createElement("div");
+  row.className = "emq-row";
+  row.innerHTML = `<label class="emq-name" for="${id}">${esc(label)}</label>`
+    + `<input type="range" id="${id}" aria-label="${esc(label)}" data-lm-suppress-shortcuts="true">`
+    + `<output for="${id}" aria-hidden="true"></output>`;
+  const input = row.querySelector("input");
+  const output = row.querySelector("output");
+  input.step = String(step);
+  const update = () => {
+    input.min = String(bound(min));
+    input.max = String(bound(max));
+    const value = Number(model.get(name));
+    if (Number(input.value) !== value) input.value = String(value);
+    output.textContent = format(value);
+  };
+  input.addEventListener("input", () => {
+    const value = Math.round(Number(input.value));
+    model.set(name, value);
+    if (onInput) onInput(value);
+  });
+  // Lab's notebook takes arrow keys for itself unless told not to; the attribute above tells it,
+  // and the keys a range knows are kept from reaching the notebook's shortcuts
+  input.addEventListener("keydown", (event) => event.stopPropagation());
+  update();
+  return { row, input, update };
+}
+
+// A whole-number box for an exact value (the counter has 2^32 values: a slider cannot land on each)
+export function numberBox(model, { name, label, min, max, onInput, onRefuse }) {
+  const bound = (v) => (typeof v === "string" ? Number(model.get(v)) : v);
+  const id = uid(`emq-${name}-box`);
+  const row = document.createElement("div");
+  row.className = "emq-row";
+  row.innerHTML = `<label class="emq-name" for="${id}">${esc(label)}</label>`
+    + `<input type="number" id="${id}" aria-label="${esc(label)}" step="1" data-lm-suppress-shortcuts="true">`;
+  const input = row.querySelector("input");
+  const update = () => {
+    input.min = String(bound(min));
+    input.max = String(bound(max));
+    if (document.activeElement !== input) input.value = String(model.get(name));
+  };
+  input.addEventListener("change", () => {
+    const text = input.value.trim();
+    const low = bound(min);
+    const high = bound(max);
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < low || value > high) {
+      onRefuse(`${label} must be a whole number in ${thousands(low)}..${thousands(high)}, got ${text || "nothing"}`);
+      input.value = String(model.get(name));
+      return;
+    }
+    model.set(name, value);
+    if (onInput) onInput(value);
+  });
+  input.addEventListener("keydown", (event) => event.stopPropagation());
+  update();
+  return { row, input, update };
+}
+
+// A checkbox bound to the model's boolean `name`
+export function checkbox(model, { name, label }) {
+  const id = uid(`emq-${name}`);
+  const row = document.createElement("div");
+  row.className = "emq-row";
+  row.innerHTML = `<input type="checkbox" id="${id}" data-lm-suppress-shortcuts="true"><label for="${id}">${esc(label)}</label>`;
+  const input = row.querySelector("input");
+  const update = () => {
+    input.checked = Boolean(model.get(name));
+  };
+  update();
+  return { row, input, update };
+}
+
+// One line under a view: a note, a good result or an error, read out politely
+export function statusLine() {
+  const line = document.createElement("div");
+  line.className = "emq-status";
+  line.setAttribute("role", "status");
+  line.setAttribute("aria-live", "polite");
+  return {
+    line,
+    show(message, kind = "note") {
+      line.className = `emq-status emq-${kind}`;
+      line.textContent = message ? (kind === "bad" ? `⚠ ${message}` : message) : "";
+    },
+  };
+}

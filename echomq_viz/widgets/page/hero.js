@@ -1,0 +1,154 @@
+// Notebook 01's hero: one score, two keys, on a staircase of tiers above the 64-bit strip.
+// The page draws every move; the kernel hears of a move only while "live on Redis" is on.
+
+import { INK, MUTED, TITLE, TEXT, GOOD, BAD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle,
+  text, arrow, scale, axes, bitStrip, tierColor, esc } from "./visual.js";
+import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, formatHex, bits64, power } from "./score.js";
+import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL } from "./controls.js";
+
+const WIDTH = 800;
+const HEIGHT = 400;
+
+function tiersText(tiers) {
+  return tiers === 1 ? "tier 1" : `tiers 1-${tiers}`;
+}
+
+// The figure's text alternative (widgets.hero.HeroView.describe says the same)
+export function describe(state) {
+  const { priority, counter, tiers } = state;
+  return `Staircase of ${tiersText(tiers)}; the current job (priority ${thousands(priority)}, counter ${thousands(counter)}) `
+    + `sits in tier ${thousands(priority)} at score ${thousands(priorityScore(priority, counter))}; `
+    + "bits 32-52 hold the tier, bits 0-31 the counter.";
+}
+
+// The readout: the score in decimal, hex and bits (widgets.hero.score_text as text)
+export function readout(state) {
+  const { priority, counter } = state;
+  const score = priorityScore(priority, counter);
+  const hex = formatHex(score);
+  const bits = bits64(score);
+  const tier = (s) => `<b style="color:${TIER_BITS_COLOR}">${s}</b>`;
+  const low = (s) => `<b style="color:${COUNTER_BITS_COLOR}">${s}</b>`;
+  return `score = ${tier(thousands(priority))} × 0x100000000 + ${low(thousands(BigInt(counter) % TIER_SPAN))}\n`
+    + `      = <b>${thousands(score)}</b>\n`
+    + `      = 0x${tier(hex.slice(2, 10))}_${low(hex.slice(11))}\n`
+    + `      = ${tier(bits.slice(0, 32))} ${low(bits.slice(32))}`;
+}
+
+// The figure as SVG text: what the page shows, and what a stored notebook's still is made from
+export function still(state) {
+  const { priority, counter, tiers } = state;
+  const left = 78;
+  const right = WIDTH - 20;
+  const x = scale(0.2, tiers + 0.8, left, right);
+  const y = scale(1 - 0.15, tiers + 1 + 0.35, 262, 44);
+  const top = Number(COUNTER_MASK) / Number(TIER_SPAN);
+  const yTicks = [];
+  for (let p = 1; p <= tiers + 1; p++) yTicks.push([p, String(p)]);
+  const xTicks = [];
+  for (let p = 1; p <= tiers; p++) xTicks.push([p, String(p)]);
+  let body = text(left, 22, "each bar: one tier's whole counter range; the dot: this job", { size: TITLE, weight: 600 });
+  body += axes(x, y, { xTicks, yTicks, xLabel: "priority (lower runs first)", yLabel: `score / ${power(2, 32)}`, grid: true });
+  for (let p = 1; p <= tiers; p++) {
+    const colour = tierColor(p);
+    body += rect(x(p - 0.32), y(p + top), x(p + 0.32) - x(p - 0.32), y(p) - y(p + top),
+      { fill: colour, "fill-opacity": p === priority ? 0.8 : 0.3, stroke: colour, "stroke-width": 1 });
+  }
+  const level = Number(priorityScore(priority, counter)) / Number(TIER_SPAN);
+  const [dotX, dotY] = [x(priority), y(level)];
+  if (priority + 1 <= tiers) {
+    const [toX, toY] = [x(priority + 1), y(level + 1)];
+    const length = Math.hypot(toX - dotX, toY - dotY);
+    const [fromX, fromY] = [dotX + ((toX - dotX) * 10) / length, dotY + ((toY - dotY) * 10) / length];
+    body += arrow(fromX, fromY, toX, toY, { color: TIER_BITS_COLOR });
+  }
+  body += circle(dotX, dotY, 7, { fill: "#ffffff", stroke: INK, "stroke-width": 2.5 });
+  body += text(left + 8, 52, `arrow: the same counter one priority up, + ${power(2, 32)}`,
+    { size: TEXT, color: TIER_BITS_COLOR, baseline: "hanging" });
+  body += bitStrip(left, 330, right - left, bits64(priorityScore(priority, counter)));
+  return svgDocument(WIDTH, HEIGHT, describe(state), body);
+}
+
+// Redis's answer, marked against the page's own computation
+function liveLine(state) {
+  const answer = state.live_answer;
+  if (!state.live || !answer || !answer.job_id) return ["", "note"];
+  const computed = storedScore(answer.priority, answer.counter);
+  const stored = Number(answer.stored);
+  const same = stored === computed;
+  const which = answer.priority === state.priority && answer.counter === state.counter
+    ? "" : ` (for priority ${thousands(answer.priority)}, counter ${thousands(answer.counter)})`;
+  return [`job ${answer.job_id} via addPrioritizedJob-9: Redis stored ${thousands(BigInt(answer.stored))}, `
+    + `the page computed ${thousands(BigInt(computed))}: stored: ${same ? "equal" : "DIFFERENT"}${which}`, same ? "good" : "bad"];
+}
+
+const NAMES = ["priority", "counter", "tiers", "live", "live_enabled", "live_answer", "status"];
+const stateOf = (model) => Object.fromEntries(NAMES.map((name) => [name, model.get(name)]));
+
+function render({ model, el }) {
+  const css = document.createElement("style");
+  css.textContent = VIEW_CSS;
+  const root = document.createElement("div");
+  root.className = "emq-view emq-hero";
+  const status = statusLine();
+  const noKernel = () => {
+    model.set("live", false);
+    draw();
+    status.show(`Live on Redis ${NEEDS_KERNEL}.`, "bad");
+  };
+  const sync = coalesced(model);
+  const moved = () => {
+    status.show("");
+    draw();
+    sync.changed();
+  };
+  const priority = slider(model, { name: "priority", label: "priority", min: 1, max: "tiers", onInput: moved });
+  const counter = slider(model, { name: "counter", label: "counter", min: 0, max: Number(COUNTER_MASK), onInput: moved });
+  const exact = numberBox(model, { name: "counter", label: "exact counter", min: 0, max: Number(COUNTER_MASK), onInput: moved,
+    onRefuse: (message) => status.show(message, "bad") });
+  const numbers = document.createElement("div");
+  numbers.className = "emq-readout";
+  const figure = document.createElement("div");
+  figure.className = "emq-figure";
+  const caption = document.createElement("div");
+  caption.className = "emq-caption";
+  caption.setAttribute("aria-live", "polite");
+  const live = checkbox(model, { name: "live", label: "live on Redis: each change adds a job" });
+  const answer = document.createElement("div");
+  answer.className = "emq-status";
+  live.input.addEventListener("change", async () => {
+    const on = live.input.checked;
+    model.set("live", on);
+    status.show(on ? "asking the kernel…" : "");
+    send(model);
+    draw();
+    if (on && !(await askKernel(model))) noKernel();
+    else if (on) status.show("");
+  });
+  root.append(priority.row, counter.row, exact.row, numbers, figure, caption, live.row, answer, status.line);
+  el.append(css, root);
+
+  function draw() {
+    const state = stateOf(model);
+    figure.innerHTML = still(state);
+    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    numbers.innerHTML = readout(state);
+    priority.update();
+    counter.update();
+    exact.update();
+    live.update();
+    live.input.disabled = !state.live_enabled;
+    const [line, kind] = state.live_enabled ? liveLine(state) : ["live on Redis: this view was made without a demo queue", "note"];
+    answer.className = `emq-status emq-${kind}`;
+    answer.textContent = line;
+    if (state.status) status.show(state.status, "bad");
+  }
+  const events = NAMES.map((name) => `change:${name}`);
+  for (const event of events) model.on(event, draw);
+  draw();
+  return () => {
+    for (const event of events) model.off(event, draw);
+  };
+}
+
+export default { render };

@@ -1,0 +1,138 @@
+"""What every view drawn in the page shares: an anywidget model holding the
+state, a kernel that checks every value the page sends, and a status line.
+
+The page (``page/<view>.js``) draws the figure, its controls, its caption and
+its readouts from the model's values, and redraws on every move without the
+kernel; the kernel keeps the state, the checks and every Redis call. A value
+from the page is never trusted: each bounded value is checked against bounds
+the kernel holds (:meth:`PageFigure.bounds`), and one outside them is refused
+with one line in the view's status, the value left as it was.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import anywidget
+import traitlets
+
+from echomq_viz.core.notation import thousands
+from echomq_viz.widgets.page_modules import page_module
+from echomq_viz.widgets.view import SHOWN, View, one_line
+
+__all__ = ["PageFigure", "PageStatus", "PageView"]
+
+
+class PageFigure(anywidget.AnyWidget):
+    """An anywidget whose module is ``page/<module>.js``; subclasses declare
+    their synced traits and :meth:`bounds`."""
+
+    module = ""  # the page module's name: page/<module>.js
+    status = traitlets.Unicode("").tag(sync=True)  # one line from the kernel: a refusal or an error
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "module" in cls.__dict__:  # not the subclasses traitlets makes to add traits
+            cls._esm = page_module(cls.module)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._answer)
+
+    def _answer(self, _widget: object, content: object, _buffers: object) -> None:
+        """The page asks whether a kernel listens before it offers Redis (controls.js askKernel)."""
+        if isinstance(content, dict) and content.get("kind") == "ping":
+            self.send({"kind": "pong"})
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        """Each bounded value's (lowest, highest), as the kernel holds them."""
+        return {}
+
+    def _checked(self, proposal: dict) -> Any:
+        """The proposed value if it is a whole number within bounds; else the
+        value as it was, and the refusal in the status line. A subclass calls
+        it from ``@traitlets.validate(...)`` for each bounded value."""
+        trait = proposal["trait"]
+        name, value = trait.name, proposal["value"]
+        low, high = self.bounds().get(name, (None, None))
+        # the last value that passed: a message from the page is validated when its
+        # traits are set together, by which time the attribute already holds the new value
+        good = self.__dict__.setdefault("_good_values", {})
+        if low is None:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            self.status = (f"refused {name} {value!r}: it must be a whole number in "
+                           f"{thousands(low)}..{thousands(high)}")
+            return good.get(name, trait.default())
+        if self.status.startswith("refused "):  # a good value ends the refusal's line
+            self.status = ""
+        good[name] = value
+        return value
+
+
+class PageStatus:
+    """The view's one status line, kept in the page model (what :class:`~.view.Status`
+    is for a widget view): a note, or an error shown in red."""
+
+    def __init__(self, figure: PageFigure) -> None:
+        self.figure = figure
+        self.text = ""
+
+    def note(self, text: str) -> None:
+        self.text = text
+        self.figure.status = text
+
+    def error(self, exc: BaseException) -> None:
+        self.text = "error: " + one_line(exc)
+        self.figure.status = self.text
+
+    def clear(self) -> None:
+        self.text = ""
+        self.figure.status = ""
+
+
+class PageView(View):
+    """A view drawn in the page: its ``widget`` is its :class:`PageFigure`.
+    It displays as the widget and a text; the still a reader without a kernel
+    sees is made from the page's own drawing when the notebook is stored
+    (:mod:`echomq_viz.launcher._stills`)."""
+
+    figure: PageFigure
+    shown_traits: tuple[str, ...] = ()  # what a later cell must not move (tests/launcher/test_stills.py)
+
+    def __init__(self, figure: PageFigure) -> None:
+        self.figure = figure
+        self.widget = figure
+        self.status = PageStatus(figure)
+
+    def _redraw_figure(self) -> None:  # the page redraws itself
+        pass
+
+    def _on_figure_change(self, names: list[str], action) -> None:
+        """Run ``action`` (guarded, as every control's) when one of the
+        figure's values changes for good: a value the kernel refused leaves
+        it as it was, and its refusal in the status line."""
+        callback = self._callback(action, ())
+
+        def changed(change: dict) -> None:
+            # a refused value is set back where it was: traitlets then reports old == new
+            if change["old"] != change["new"] == getattr(self.figure, change["name"]):
+                callback(change)
+
+        self.figure.observe(changed, names)
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):  # anywidget answers (data, metadata)
+            bundle = bundle[0]
+        bundle = {**bundle, "text/plain": repr(self)}
+        shown = {"view": repr(self), "caption": self.describe(), "guess_first": self.guess_first,
+                 "answered": self.answered(),
+                 "values": {self.figure.model_id: {name: self.figure.get_state(name)[name]
+                                                   for name in self.shown_traits}}}
+        return bundle, {SHOWN: shown}
+
+    def caption_html(self) -> str:
+        """The caption the page shows under the figure, as HTML."""
+        return f"<b>Figure:</b> {html.escape(self.describe())}"
