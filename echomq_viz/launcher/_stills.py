@@ -106,11 +106,14 @@ def _browser(page: PageStills | None) -> Iterator[PageStills]:
         own.close()
 
 
-def _stills(nb, page: PageStills | None) -> Iterator[tuple[dict, list[str], bool]]:
-    """:func:`view_stills`, each with whether its figures are drawn on the page."""
+def _stills(nb, page: PageStills | None, page_views: bool = True) -> Iterator[tuple[dict, list[str], bool]]:
+    """:func:`view_stills`, each with whether its figures are drawn on the page
+    (left out when ``page_views`` is False)."""
     state = _widget_state(nb)
     with _browser(page) as browser:
         for data, drawn, canvases in _views(nb):
+            if drawn and not page_views:
+                continue
             if drawn:
                 yield data, [browser.render(state[m]["state"]) for m in drawn], True
             elif "image/png" in data:
@@ -128,13 +131,14 @@ def view_stills(nb, page: PageStills | None = None) -> Iterator[tuple[dict, list
         yield data, images
 
 
-def store_stills(nb, page: PageStills | None = None) -> int:
+def store_stills(nb, page: PageStills | None = None, *, page_views: bool = True) -> int:
     """Replace each still with the current image of the one figure its view
     holds: for a figure drawn on the page, its still made by ``page`` (a
     browser of this call's own when None, started only if needed), added
-    where the output had none. Returns how many were replaced or added."""
+    where the output had none; with ``page_views`` False those are left as
+    they are. Returns how many were replaced or added."""
     replaced = 0
-    for data, images in view_stills(nb, page):
+    for data, images, _ in _stills(nb, page, page_views):
         if len(images) == 1:
             data["image/png"] = images[0]
             replaced += 1

@@ -301,10 +301,12 @@ def _has_maths(nb) -> bool:
                for cell in nb.cells)
 
 
-def execute_with_widgets(nb, path: Path, timeout: int) -> None:
+def execute_with_widgets(nb, path: Path, timeout: int, *, page_stills: bool = True) -> None:
     """Run the notebook in a fresh kernel, then store the figures' images: in
     the widget state, and as each view's still
-    (:func:`echomq_viz.launcher._stills.store_stills`)."""
+    (:func:`echomq_viz.launcher._stills.store_stills`). With ``page_stills``
+    False the views drawn in the page get no still (they need a browser to
+    make one); an ipympl figure's still is stored all the same."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -318,7 +320,7 @@ def execute_with_widgets(nb, path: Path, timeout: int) -> None:
         nb.cells.remove(snapshot)
     from echomq_viz.launcher._stills import store_stills
 
-    store_stills(nb)
+    store_stills(nb, page_views=page_stills)
 
 
 def _widget_state(nb) -> dict:
@@ -435,13 +437,20 @@ def export_notebooks(
 
     exporter = _exporter()
     written = []
+    from echomq_viz.launcher.page_stills import browser_missing
+
+    # the views drawn in the page move on the pages; their stills (the pictures a
+    # page shows in place of a view that cannot render) need a browser to draw
+    no_browser = browser_missing() if execute else None
+    if no_browser is not None:
+        log(f"note: {no_browser}; the pages' moving views are stored without a still")
     with redis_for_kernels(execute):
         for path in paths:
             nb = nbformat.read(path, as_version=4)
             if execute:
                 log(f"running {path.name}")
                 try:
-                    execute_with_widgets(nb, path, timeout)
+                    execute_with_widgets(nb, path, timeout, page_stills=no_browser is None)
                 except Exception as exc:  # a failing cell: say which notebook
                     raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
                                       f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
