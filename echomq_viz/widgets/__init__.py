@@ -1,18 +1,21 @@
-"""Interactive views for the notebooks: ipywidgets controls around ipympl figures.
+"""Interactive views for the notebooks, drawn in the page.
 
-Every view builds its figure once and, on each slider move, updates the
-artists from :mod:`echomq_viz.figures.plots` in place and redraws: ``draw_idle``, or,
-for the hero figure, blitting only the artists that moved. Redis
-round trips (through :class:`echomq_viz.experiments.live.Demo`) happen on a button or on
-slider release, with the control disabled while busy. Any error inside a
-callback becomes one red line in the view's status, never a traceback. Under
-each figure a caption describes what it shows now, its text alternative.
+A view moved to the page (:mod:`.hero` so far, and more as they move) is an
+anywidget whose ES module, ``page/<view>.js``, draws its figure, controls,
+caption and readouts in the browser: a drag redraws there and the kernel
+hears nothing of it. Python holds the state, checks every value the page
+sends against bounds it keeps (:mod:`.page_view`), and makes every Redis call
+(through :class:`echomq_viz.experiments.live.Demo`), coalesced to about ten a
+second while a view is live. The other views are still ipywidgets controls
+around ipympl figures, updated in place in the kernel. Any error inside a
+callback becomes one red line in the view's status, never a traceback.
 
 Each view displays itself (``display(view)`` or a cell ending in ``view``)
 and offers plain-text methods (``readout_text``, ``describe`` and the like)
 that checked notebook cells print.
 
-Modules: :mod:`.canvas` (the ipympl canvas, figures, blitting; :mod:`.diff_png`
+Modules: :mod:`.page_modules` and :mod:`.page_view` (the page side every moved
+view shares), :mod:`.canvas` (the ipympl canvas and figures; :mod:`.diff_png`
 keeps a still's bytes small), :mod:`.view` (what every view shares),
 :mod:`.answer` (an answer shown beside a view, never through it), one module per
 notebook's view: :mod:`.hero` (01), :mod:`.comparison` (02), :mod:`.consume`
