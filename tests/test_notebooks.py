@@ -120,7 +120,7 @@ def test_other_peoples_data_survives_every_live_operation(monkeypatch):
         b.add_past_the_limit_for_teaching("far", 2**21, counter=5)
         c = Demo("viz-rel-c")
         hero = HeroView(c)
-        hero.live.value = True
+        hero.switch_live(True)
         hero.set(priority=3, counter=77)
         assert "equal" in hero.live_text and hero.status.text == ""
         consume = ConsumeView(c, priorities=[3, 1, 2], waiting=1)
