@@ -50,7 +50,7 @@ from echomq_viz.launcher import cli, lab_settings, notebook_copies
 from echomq_viz.launcher.hub import SINGLEUSER_MODULE
 from echomq_viz.redis_side.server import ENV_URL, RedisServer
 from test_browser import (  # noqa: F401  (browser: a fixture)
-    VIEW, _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
+    _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
     wait_until,
 )
 
@@ -129,17 +129,23 @@ def _log_in(context, hub, name: str, next_path: str):
     return page
 
 
+# The hero's readout and its live line, as the page draws them (widgets/page/hero.js)
+READOUT = re.compile(r"score = ([\d,]+) × 0x100000000 \+ ([\d,]+)")
+LIVE_LINE = re.compile(r"job (\S+) via addPrioritizedJob-9: Redis stored ([\d,]+), "
+                       r"the page computed ([\d,]+): stored: (equal|DIFFERENT)")
+HERO = ".emq-hero"  # the hero, drawn in the page
+
+
 def _own_answer(page, name: str, where: str) -> None:
     """Move the hero's priority slider to this student's value, switch live
     on, and read back this student's own score, stored by Redis."""
-    view = page.locator(VIEW).first
+    view = page.locator(HERO).first
     view.scroll_into_view_if_needed()
     settle(view)
-    handle = view.locator(".widget-slider").first.locator(".noUi-handle")
-    handle.focus()
+    view.locator("input[type=range]").first.focus()
     for key in PRIORITY_KEYS[name]:
         page.keyboard.press(key)
-    readout = hub_bench.classroom.READOUT
+    readout = READOUT
 
     def shown():
         found = readout.search(view.inner_text())
@@ -149,9 +155,9 @@ def _own_answer(page, name: str, where: str) -> None:
                lambda: f"{where} {name}: the readout shows {shown()}, not priority {PRIORITY[name]}")
     priority, counter = shown()
     settle(view)
-    result = hub_bench.classroom.LIVE_RESULT
+    result = LIVE_LINE
     before = result.search(view.inner_text())  # the notebook's own last live result, if shown
-    view.locator(".widget-checkbox").filter(has_text="live on Redis").locator("input").click()
+    view.locator("input[type=checkbox]").click()  # "live on Redis: each change adds a job"
     found = wait_until(lambda: (m := result.search(view.inner_text())) and (before is None or m[0] != before[0]) and m,
                        30, lambda: f"{where} {name}: no new Redis result after switching live on")
     stored, computed = (int(found.group(n).replace(",", "")) for n in (2, 3))
@@ -241,12 +247,11 @@ class TestCourseOnAHub:
                         """() => document.readyState === 'complete' && !document.getElementById('loading')
                              && !document.querySelector('script[type="application/vnd.voila.cell-output+json"]')"""),
                         180, f"Voila {name}: the page did not finish rendering")
-                    handles = page.locator(".widget-slider .noUi-handle")
+                    handles = page.locator(f"{HERO} input[type=range]")
                     wait_until(lambda: handles.count() >= 2, 60, f"Voila {name}: the hero's sliders never showed")
                     _wait_views_rendered(page, f"Voila {name}")
                     assert all(handles.nth(i).get_attribute("aria-label")
-                                                        for i in range(handles.count())), \
-                        f"Voila {name}: not the echomq-viz template (slider handles without names)"
+                               for i in range(handles.count())), f"Voila {name}: the hero's sliders have no names"
                     _own_answer(page, name, "Voila")
         finally:
             for context in contexts.values():
