@@ -1,4 +1,4 @@
-"""A class on one ``echomq-viz app``: N students drag the hero's sliders at once.
+"""A class on one ``echomq-viz app``: N students drag notebook 01's hero at once, live on Redis.
 
     python benchmarks/classroom.py --sessions 120 --ramp 20,40,60,80,100 --seconds 20 --json OUT
     python benchmarks/classroom.py --app-cpus 0 --sessions 50 --ramp 20,30,40 --pause 0
@@ -6,23 +6,50 @@
 A student is what a browser tab does, without the browser: visit the Voila
 page of notebook 01 (Voila starts one kernel and runs the notebook), then
 speak the Jupyter kernel protocol over the kernel's websocket as the page's
-widget manager does: load every widget state, initialise the ipympl canvas,
-then move a hero slider about twice a second and now and then switch "live
-on Redis" on (one job through ``addPrioritizedJob-9``) and off again.
-Students join a few at a time; the ramp adds students and, once all are in,
-measures for ``--seconds``. The app is always stopped at the end, which
-stops its kernels and its Redis. Loopback only.
+widget manager does: load every widget state, find the hero's page model
+(``widgets.hero.HeroFigure``, an anywidget: ``AnyModel`` with an ``_esm``,
+``priority`` and ``live_enabled``) and drive it as ``page/hero.js`` and
+``page/controls.js`` do.
+
+The page draws the hero. A drag with "live on Redis" off is redrawn there
+and sends the kernel nothing, by design, so the students here send nothing
+for it either: such a move is only counted (``page_moves``). The kernel's
+load is a drag with live on: the page sends the changed value (``priority``
+or ``counter``) as an ipywidgets ``update`` at most every 100 ms
+(``controls.js coalesced``) and never while one is in flight (ipywidgets'
+own throttle: the next waits for the kernel's idle after the last); the
+kernel adds a job at exactly that position through ``addPrioritizedJob-9``
+and answers with an update of ``live_answer``. So a hand here sends one
+update 100-120 ms after its last, or once the kernel is done with the last
+if that is later: about as often as the page's coalescing allows. It drags
+live on for 4-8 s, then switches live off for 1-2 s of page-only moves and
+on again (a "press": the values moved meanwhile and ``live: true`` in one
+update, as the page's buffered changes go, then the page's ``ping``, which
+the kernel must answer with ``pong`` within 2 s or the page switches live
+off again). Students join a few at a time, each switching live on as it
+comes in; the ramp adds students and, once all are in, measures for
+``--seconds``. The app is always stopped at the end, which stops its
+kernels and its Redis. Loopback only.
 
 What is reported (each step, and as ``classroom_*`` keys for the last one):
 
-- latency: a slider change sent -> the next ipympl frame of that canvas
-  received. Like ipywidgets' own frontend, a student keeps one change in
-  flight (it waits for the frame, at most FRAME_TIMEOUT_S, before the next);
+- latency: a live update sent -> the ``live_answer`` update naming that
+  exact (priority, counter) received (``p50_ms``, ``p95_ms``); for the
+  update that switches live on, ``press_p95_ms``;
+- CPU per message: what each part (the Voila server, the kernels, Redis,
+  this generator) used over the window, divided by the messages the
+  students sent the kernels in it: the live updates, with the few switches
+  and pings shared out over them (``cpu_ms_per_move``; its ``kernels`` is
+  the kernel CPU per live update); ``adds_per_move``, ``adds_per_press``:
+  the jobs Redis added per live move and per switch on (the kernel adds one
+  per value an update changes: a switch on after the page moved both
+  sliders adds three);
 - errors: a page that fails or shows an error output, a websocket that drops,
-  a frame or Redis result that never comes, an error line in the view's
-  status, an ``error`` message from the kernel (run total, joins included);
-- cross-talk: a result that is not this student's own (see ``Student._check_press``
-  and ``Student._check_readout``; run total);
+  a Redis answer or pong that never comes, a pong later than the page waits,
+  an error or refusal in the view's status line, an ``error`` message from
+  the kernel (run total, joins included);
+- cross-talk: an answer that is not this student's own (see
+  ``Student._check_answer``; run total);
 - kernel RSS: resident memory of each student's kernel (psutil) at the end of
   a step; the largest is reported, and the median USS (memory the kernel
   alone holds: what one more student adds; libraries are shared);
@@ -44,9 +71,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import html
-import json
 import os
 import random
 import re
@@ -66,7 +93,7 @@ import numpy as np
 import orjson
 import psutil
 from tornado.httpclient import AsyncHTTPClient
-from tornado.websocket import websocket_connect
+from tornado.websocket import WebSocketClosedError, websocket_connect
 
 from echomq_viz.redis_side._process import _running
 from echomq_viz.redis_side.server import free_tcp_port
@@ -76,9 +103,11 @@ NOTEBOOK = "01-one-score-two-keys.ipynb"
 COUNTER_MAX = 2**32 - 1
 TIER_SPAN = 2**32
 
-MOVE_INTERVAL_S = 0.5  # a hand dragging a slider: about two changes a second reach the kernel
-PRESS_EVERY_S = (4.0, 8.0)  # a "live on Redis" press now and then
-FRAME_TIMEOUT_S = 10.0
+MOVE_INTERVAL_S = 0.1  # controls.js coalesced(): a live value goes at most every 100 ms; a hand sends that often
+LIVE_FOR_S = (4.0, 8.0)  # a drag live on Redis, then the switch goes off ...
+LIVE_OFF_S = (1.0, 2.0)  # ... for this long (moves drawn in the page alone), then on again
+PONG_WAIT_S = 2.0  # controls.js askKernel: no pong this soon after the switch, and the page turns live off
+ANSWER_TIMEOUT_S = 10.0
 PAGE_TIMEOUT_S = 180.0  # the page returns once its notebook has run; slow on a busy machine
 JOINING_AT_ONCE = 3  # page visits in flight at a time: students come in gradually
 P95_LIMIT_MS = 100.0
@@ -92,12 +121,15 @@ GOALS = {
     "classroom_pause_one_clear_line": (">=", 1),
 }
 
-# HeroView's VBox, in order (the counter slider sits in an HBox with its exact box).
-HERO_PARTS = {"priority": "IntSliderModel", "counter": "IntSliderModel", "readout": "HTMLModel",
-              "canvas": "MPLCanvasModel", "caption": "HTMLModel", "live": "CheckboxModel",
-              "live_result": "HTMLModel", "status": "HTMLModel"}
 # The ipywidgets control comm (``jupyter.widget.control``) protocol major version.
 WIDGET_CONTROL_VERSION = "1.0.0"
+
+
+def is_hero(state: dict) -> bool:
+    """Whether a widget state is the hero's page model (``widgets.hero.HeroFigure``):
+    an anywidget (``AnyModel``, its ES module in ``_esm``) with the hero's values."""
+    return (state.get("_model_name") == "AnyModel" and "_esm" in state
+            and "priority" in state and "live_enabled" in state)
 
 
 # -- the kernel protocol over a websocket ---------------------------------------------------------
@@ -107,16 +139,16 @@ WIDGET_CONTROL_VERSION = "1.0.0"
 # count of offsets, the offsets, the channel name, then the parts (header,
 # parent header, metadata, content as JSON; the buffers as they are).
 # (Not the legacy JSON framing: Voila 0.5.13's websocket handler reads every
-# binary frame it sends as v1, and a legacy one (a message with buffers, such
-# as an ipympl frame) sends it into an endless loop that stops the server.)
+# binary frame it sends as v1, and a legacy one (a message with buffers)
+# sends it into an endless loop that stops the server.)
 
 SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 
 
 def encode_message(session: str, msg_type: str, content: dict, metadata: dict | None = None,
-                   channel: str = "shell") -> bytes:
+                   channel: str = "shell", msg_id: str | None = None) -> bytes:
     """One Jupyter message (protocol 5.3) as the v1 binary frame the server expects."""
-    header = {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "student",
+    header = {"msg_id": msg_id or uuid.uuid4().hex, "msg_type": msg_type, "username": "student",
               "session": session, "date": datetime.now(timezone.utc).isoformat(), "version": "5.3"}
     parts = [orjson.dumps(part) for part in (header, {}, metadata or {}, content)]
     name = channel.encode()
@@ -127,27 +159,13 @@ def encode_message(session: str, msg_type: str, content: dict, metadata: dict | 
                      *(offset.to_bytes(8, "little") for offset in offsets), name, *parts])
 
 
-def decode_message(frame: bytes) -> tuple[str, dict, dict, list[bytes]]:
-    """A v1 frame from the server as (channel, header, content, buffers)."""
+def decode_message(frame: bytes) -> tuple[str, dict, dict, dict, list[bytes]]:
+    """A v1 frame from the server as (channel, header, parent header, content, buffers)."""
     count = int.from_bytes(frame[:8], "little")
     offsets = [int.from_bytes(frame[8 * i:8 * (i + 1)], "little") for i in range(1, count + 1)]
     chunks = [frame[start:stop] for start, stop in zip(offsets, offsets[1:])]
-    channel, header, _parent, _metadata, content, *buffers = chunks
-    return channel.decode(), orjson.loads(header), orjson.loads(content), buffers
-
-
-def plain_text(widget_html: str) -> str:
-    """The text an HTML widget shows: tags dropped, entities resolved."""
-    return html.unescape(re.sub(r"<[^>]+>", "", widget_html))
-
-
-READOUT = re.compile(r"score = ([\d,]+) × 0x100000000 \+ ([\d,]+)")
-LIVE_RESULT = re.compile(r"job (\S+) via addPrioritizedJob-9: Redis stored ([\d,]+), "
-                         r"Python computed ([\d,]+): (equal|DIFFERENT)")
-
-
-def _number(text: str) -> int:
-    return int(text.replace(",", ""))
+    channel, header, parent, _metadata, content, *buffers = chunks
+    return channel.decode(), orjson.loads(header), orjson.loads(parent), orjson.loads(content), buffers
 
 
 # -- what the run records --------------------------------------------------------------------------
@@ -155,10 +173,15 @@ def _number(text: str) -> int:
 
 @dataclass
 class Record:
-    """Everything the students observed, each with the time it happened."""
+    """Everything the students observed, each with the (monotonic) time it happened."""
 
-    moves: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms to the frame)
-    presses: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms to the result)
+    moves: list[tuple[float, float]] = field(default_factory=list)  # (answered at, ms from the live update)
+    presses: list[tuple[float, float]] = field(default_factory=list)  # (answered at, ms from the switch on)
+    # each message a student sent its kernel: (sent at, "move" | "press" | "off" | "ping")
+    sent: list[tuple[float, str]] = field(default_factory=list)
+    # each ``live_answer`` received, one job added: (received at, "move" | "press": the update it answers)
+    answers: list[tuple[float, str]] = field(default_factory=list)
+    page_moves: list[float] = field(default_factory=list)  # each move drawn in the page alone (live off)
     errors: list[tuple[float, str]] = field(default_factory=list)
     crosstalk: list[tuple[float, str]] = field(default_factory=list)
 
@@ -184,7 +207,7 @@ class StudentGone(Exception):
 
 
 class Student:
-    """One page visit of notebook 01 and the hands on its sliders."""
+    """One page visit of notebook 01 and the hand on its hero."""
 
     def __init__(self, number: int, base_url: str, record: Record) -> None:
         self.number, self.base_url, self.record = number, base_url, record
@@ -193,14 +216,20 @@ class Student:
         self.kernel_id = ""
         self.ws = None
         self.models: dict[str, dict] = {}  # model id -> state
-        self.ids: dict[str, str] = {}  # role (priority, counter, canvas, readout, live, ...) -> model id
-        self.own = {"priority": 1, "counter": 1}  # what this student last set
+        self.model_id = ""  # the hero's page model: its comm
+        self.own = {"priority": 1, "counter": 1}  # the page model's values: what this student last set
+        self.tiers = 6
+        self.live = False  # the page's "live on Redis" switch
+        self.unsent: dict = {}  # moved in the page while live was off: the next update carries them
+        self.recent: collections.deque = collections.deque(maxlen=32)  # positions sent to the kernel, newest last
         self.last_job_id: int | None = None
-        self.readout_text = ""
-        self._frame: asyncio.Future | None = None
-        self._live_result: asyncio.Future | None = None
+        # the last live update: the position it awaits, its answer, "move" or "press"
+        self._pending: tuple[tuple[int, int], asyncio.Future, str] | None = None
+        self._pong: asyncio.Future | None = None
+        self._idle: dict[str, asyncio.Future] = {}  # msg_id of an update -> the kernel's idle after it
         self._states: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
+        self.resting = asyncio.Event()  # set when the hand has stopped (drag returned)
         self.closed = False
 
     # -- joining: what the page and its widget manager do ---------------------------------------
@@ -214,7 +243,7 @@ class Student:
         kernel = re.search(r'"kernelId": "([0-9a-f-]+)"', page)
         root = re.search(r'"model_id": "([0-9a-f]+)"', page)
         if kernel is None or root is None:
-            self._gone(f"page: no kernel id or no hero widget in it ({_page_says(page)})")
+            self._gone(f"page: no kernel id or no widget in it ({_page_says(page)})")
         if "application/vnd.jupyter.stderr" in page:
             self.record.error(self.number, "page: the notebook printed an error")
         self.kernel_id = kernel.group(1)
@@ -226,45 +255,54 @@ class Student:
             self._gone(f"the server did not accept the {SUBPROTOCOL} websocket protocol")
         self._reader = asyncio.ensure_future(self._read())
         await self._load_widgets(root.group(1))
-        # ipympl's canvas model, on creation: refresh, image mode, initialized.
-        self._frame = asyncio.get_running_loop().create_future()
-        for kind in ("refresh", "send_image_mode", "initialized"):
-            self._canvas_message(kind)
-        await self._wait(self._frame, "the first frame")
-        await asyncio.sleep(0.3)  # let the initial redraws settle before timing anything
+        await self.press()  # the class is asked to switch live on
 
-    async def _load_widgets(self, root_id: str) -> None:
+    async def _load_widgets(self, shown_id: str) -> None:
         """All widget states through the control comm, as ipywidgets 8's manager
-        loads them; then the hero view's parts by their place in its VBox."""
+        loads them; then the hero's page model among them (the one the page
+        shows first, if there are more)."""
         control = uuid.uuid4().hex
         self._states = asyncio.get_running_loop().create_future()
         self._send("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
                                  "data": {}}, metadata={"version": WIDGET_CONTROL_VERSION})
         self._comm(control, {"method": "request_states"})
-        await self._wait(self._states, "the widget states")
-        children = lambda model_id: [ref.removeprefix("IPY_MODEL_")  # noqa: E731
-                                     for ref in self.models[model_id].get("children", [])]
-        parts = children(root_id)
-        if len(parts) == len(HERO_PARTS) and parts[1] in self.models:
-            parts[1] = (children(parts[1]) or [""])[0]  # the counter slider, beside its exact box
-        self.ids = dict(zip(HERO_PARTS, parts))
-        found = [self.models.get(self.ids.get(role), {}).get("_model_name") for role in HERO_PARTS]
-        if found != list(HERO_PARTS.values()):
-            self._gone(f"the hero view is not laid out as this benchmark expects: {found}")
-        self.own = {"priority": self.models[self.ids["priority"]]["value"],
-                    "counter": self.models[self.ids["counter"]]["value"]}
+        await self._wait(self._states, "widget states", fatal=True)
+        heroes = [model_id for model_id, state in self.models.items() if is_hero(state)]
+        if not heroes:
+            names = sorted({state.get("_model_name", "?") for state in self.models.values()})
+            self._gone(f"no hero page model (AnyModel with _esm, priority, live_enabled) among the widgets: {names}")
+        self.model_id = shown_id if shown_id in heroes else heroes[0]
+        state = self.models[self.model_id]
+        if not state["live_enabled"]:
+            self._gone("the hero was made without a demo queue: live on Redis is disabled")
+        self.own = {"priority": int(state["priority"]), "counter": int(state["counter"])}
+        self.tiers = int(state.get("tiers") or 6)
+        self.live = bool(state.get("live"))
 
     # -- the websocket ----------------------------------------------------------------------------
 
-    def _send(self, msg_type: str, content: dict, metadata: dict | None = None) -> None:
-        self.ws.write_message(encode_message(self.session, msg_type, content, metadata), binary=True)
+    def _send(self, msg_type: str, content: dict, metadata: dict | None = None) -> str:
+        """Send one message on the shell channel; its msg_id."""
+        msg_id = uuid.uuid4().hex
+        try:
+            self.ws.write_message(encode_message(self.session, msg_type, content, metadata, msg_id=msg_id),
+                                  binary=True)
+        except WebSocketClosedError:
+            raise StudentGone("kernel websocket closed") from None  # the reader has recorded it
+        return msg_id
 
-    def _comm(self, comm_id: str, data: dict) -> None:
-        self._send("comm_msg", {"comm_id": comm_id, "data": data})
+    def _comm(self, comm_id: str, data: dict) -> str:
+        return self._send("comm_msg", {"comm_id": comm_id, "data": data})
 
-    def _canvas_message(self, kind: str) -> None:
-        """A message of ipympl's own (a widget "custom" message) to the canvas."""
-        self._comm(self.ids["canvas"], {"method": "custom", "content": {"type": kind}})
+    def _update(self, state: dict, kind: str) -> asyncio.Future:
+        """The hero's changed values, as the widget manager's ``save_changes``
+        sends them; the future: the kernel's idle after it (ipywidgets sends
+        no further update before that)."""
+        msg_id = self._comm(self.model_id, {"method": "update", "state": state, "buffer_paths": []})
+        self.record.sent.append((time.monotonic(), kind))
+        idle = asyncio.get_running_loop().create_future()
+        self._idle[msg_id] = idle
+        return idle
 
     async def _read(self) -> None:
         while True:
@@ -273,149 +311,212 @@ class Student:
                 if not self.closed:
                     self.record.error(self.number, "kernel websocket closed")
                     self.closed = True
-                for future in (self._frame, self._live_result, self._states):
+                waiting = [self._states, self._pong, *self._idle.values()]
+                if self._pending is not None:
+                    waiting.append(self._pending[1])
+                for future in waiting:
                     if future is not None and not future.done():
                         future.set_exception(StudentGone())
                 return
             try:
-                _channel, header, content, buffers = decode_message(frame)
-                self._on_message(header["msg_type"], content, buffers)
+                _channel, header, parent, content, _buffers = decode_message(frame)
+                self._on_message(header["msg_type"], parent, content)
             except Exception as exc:  # one bad message is one error, not a dead student
                 self.record.error(self.number, f"unreadable message: {type(exc).__name__}: {exc}")
 
-    def _on_message(self, kind: str, content: dict, buffers: list[bytes]) -> None:
+    def _on_message(self, kind: str, parent: dict, content: dict) -> None:
         if kind == "error":
             self.record.error(self.number, f"kernel error: {content.get('ename')}: {content.get('evalue')}")
+            return
+        if kind == "status":
+            if content.get("execution_state") == "idle":
+                _resolve(self._idle.pop(parent.get("msg_id"), None), time.perf_counter())
             return
         if kind != "comm_msg":
             return
         data = content.get("data", {})
         comm_id = content.get("comm_id")
-        if data.get("method") == "update_states":
+        method = data.get("method")
+        if method == "update_states":
             self.models = {model_id: {**entry["state"], "_model_name": entry["model_name"]}
                            for model_id, entry in data["states"].items()}
             _resolve(self._states, None)
-        elif comm_id == self.ids.get("canvas") and data.get("method") == "custom":
-            # ipympl wraps its own messages as JSON text in the custom content's "data"
-            sent = json.loads(data.get("content", {}).get("data") or "{}")
-            if sent.get("type") == "binary" and buffers:
-                _resolve(self._frame, time.perf_counter())
-            elif sent.get("type") == "draw":
-                self._canvas_message("draw")  # what ipympl's JavaScript answers
-        elif data.get("method") in ("update", "echo_update"):
+        elif not comm_id or comm_id != self.model_id:
+            return
+        elif method == "custom":
+            if (data.get("content") or {}).get("kind") == "pong":
+                _resolve(self._pong, time.perf_counter())
+        elif method in ("update", "echo_update"):
             state = data.get("state", {})
             self.models.setdefault(comm_id, {}).update(state)
-            if "value" in state:
-                self._on_value(comm_id, state["value"])
+            if method == "update":  # the kernel's own changes (an echo only repeats what was sent)
+                self._on_state(state)
 
-    def _on_value(self, comm_id: str, value) -> None:
-        if comm_id == self.ids.get("readout"):
-            self.readout_text = plain_text(value)
-        elif comm_id == self.ids.get("live_result") and value:
-            _resolve(self._live_result, plain_text(value))
-        elif comm_id == self.ids.get("status") and "error" in value:
-            self.record.error(self.number, f"the view's status: {plain_text(value).strip()}")
+    def _on_state(self, state: dict) -> None:
+        status = state.get("status")
+        if isinstance(status, str) and status.startswith(("error", "refused")):
+            self.record.error(self.number, f"the view's status: {status.strip()}")
+            if self._pending is not None:  # no answer comes for it: the student goes on at once
+                _resolve(self._pending[1], None)
+        answer = state.get("live_answer")
+        if answer:
+            self.record.answers.append((time.monotonic(), self._pending[2] if self._pending else "?"))
+            position = self._check_answer(answer)
+            if self._pending is not None and position == self._pending[0]:
+                _resolve(self._pending[1], time.perf_counter())
 
-    async def _wait(self, future: asyncio.Future, what: str, *, fatal: bool = True):
-        """What ``future`` brings; after FRAME_TIMEOUT_S an error, and the
-        student gives up if ``fatal`` (else None: a student at a page that did
-        not answer just goes on dragging)."""
+    async def _wait(self, future: asyncio.Future, what: str, *, fatal: bool = False,
+                    timeout: float = ANSWER_TIMEOUT_S):
+        """What ``future`` brings; after ``timeout`` an error, and the student
+        gives up if ``fatal`` (else None: a student whose page heard nothing
+        just goes on dragging)."""
         try:
-            return await asyncio.wait_for(future, FRAME_TIMEOUT_S)
+            return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             if fatal:
-                self._gone(f"no {what} within {FRAME_TIMEOUT_S:g} s")
-            self.record.error(self.number, f"no {what} within {FRAME_TIMEOUT_S:g} s")
+                self._gone(f"no {what} within {timeout:g} s")
+            self.record.error(self.number, f"no {what} within {timeout:g} s")
             return None
+
+    async def _settle(self, idle: asyncio.Future) -> None:
+        """Wait for the kernel's idle after an update, as ipywidgets' throttle does
+        before the next (quietly: a missing answer is already an error)."""
+        try:
+            await asyncio.wait_for(idle, ANSWER_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            self._idle = {msg_id: future for msg_id, future in self._idle.items() if future is not idle}
 
     def _gone(self, why: str):
         self.record.error(self.number, why)
         raise StudentGone(why)
 
-    # -- the hands --------------------------------------------------------------------------------
+    # -- the hand ---------------------------------------------------------------------------------
 
     async def drag(self, until: asyncio.Event) -> None:
-        """Move a slider about twice a second; press the Redis switch now and then."""
+        """Drag: live on, one update each time the page's coalescing (and
+        ipywidgets' throttle) lets one go; now and then live off for a while,
+        moves drawn in the page alone, then on again."""
         loop = asyncio.get_running_loop()
         next_move = loop.time()
-        next_press = loop.time() + self.rng.uniform(*PRESS_EVERY_S)
+        switch_at = loop.time() + self.rng.uniform(*(LIVE_FOR_S if self.live else LIVE_OFF_S))
         try:
             while not until.is_set() and not self.closed:
-                if loop.time() >= next_press:
-                    await self.press()
-                    next_press = loop.time() + self.rng.uniform(*PRESS_EVERY_S)
-                else:
+                if loop.time() >= switch_at:
+                    if self.live:
+                        await self.switch_off()
+                    else:
+                        await self.press()
+                    switch_at = loop.time() + self.rng.uniform(*(LIVE_FOR_S if self.live else LIVE_OFF_S))
+                elif self.live:
                     await self.move()
-                next_move = max(next_move + MOVE_INTERVAL_S * self.rng.uniform(0.8, 1.2), loop.time())
+                else:
+                    self.page_move()
+                next_move = max(next_move + MOVE_INTERVAL_S * self.rng.uniform(1.0, 1.2), loop.time())
                 try:
                     await asyncio.wait_for(until.wait(), next_move - loop.time())
                 except asyncio.TimeoutError:
                     pass
         except StudentGone:
             self.closed = True
+        finally:
+            self.resting.set()
+
+    def _pick(self) -> tuple[str, int]:
+        """A new value for one slider (mostly the counter, as in the notebook's story)."""
+        if self.tiers > 1 and self.rng.random() < 0.3:
+            return "priority", self.rng.choice([p for p in range(1, self.tiers + 1) if p != self.own["priority"]])
+        return "counter", self.rng.randrange(COUNTER_MAX + 1)
+
+    def _position(self) -> tuple[int, int]:
+        return self.own["priority"], self.own["counter"]
+
+    def page_move(self) -> None:
+        """A move with live off: the page redraws and sends nothing; the value waits in the page's model."""
+        role, value = self._pick()
+        self.own[role] = value
+        self.unsent[role] = value
+        self.record.page_moves.append(time.monotonic())
+
+    def _send_live(self, state: dict, kind: str) -> tuple[asyncio.Future, asyncio.Future, float]:
+        """Send an update while live: (its answer, the kernel's idle after it, when it went)."""
+        position = self._position()
+        self.recent.append(position)
+        answer = asyncio.get_running_loop().create_future()
+        self._pending = (position, answer, kind)
+        sent = time.perf_counter()
+        return answer, self._update(state, kind), sent
 
     async def move(self) -> None:
-        """One slider change (mostly the counter, as in the notebook's story)."""
-        if self.rng.random() < 0.3:
-            role, value = "priority", self.rng.choice([p for p in range(1, 7) if p != self.own["priority"]])
-        else:
-            role, value = "counter", self.rng.randrange(COUNTER_MAX + 1)
+        """One live move: the changed value sent, timed to Redis's answer naming this position."""
+        role, value = self._pick()
         self.own[role] = value
-        self._frame = asyncio.get_running_loop().create_future()
-        sent = time.perf_counter()
-        self._comm(self.ids[role], {"method": "update", "state": {"value": value}, "buffer_paths": []})
-        arrived = await self._wait(self._frame, "frame after a slider change", fatal=False)
+        answer, idle, sent = self._send_live({role: value}, "move")
+        arrived = await self._wait(answer, "Redis answer to a live move")
         if arrived is not None:
             self.record.moves.append((time.monotonic(), (arrived - sent) * 1000))
-            self._check_readout()
+        await self._settle(idle)
 
-    def _check_readout(self) -> None:
-        """Cross-talk, 1: when the frame comes, the score readout (sent just
-        before it by the same redraw) must show this student's own slider values."""
-        found = READOUT.search(self.readout_text)
-        if found is None:
-            self.record.error(self.number, f"unreadable score readout {self.readout_text[:80]!r}")
-            return
-        shown = (_number(found.group(1)), _number(found.group(2)))
-        own = (self.own["priority"], self.own["counter"] % TIER_SPAN)
-        if shown != own:
-            self.record.cross(self.number, f"readout shows {shown}, this student set {own}")
+    async def switch_off(self) -> None:
+        """Switch "live on Redis" off: the kernel adds nothing for it."""
+        self.live = False
+        idle = self._update({**self.unsent, "live": False}, "off")
+        self.unsent = {}
+        await self._settle(idle)
 
     async def press(self) -> None:
-        """Switch "live on Redis" on (the kernel adds one job for the current
-        sliders and shows what Redis stored), read the result, switch it off."""
-        self._live_result = asyncio.get_running_loop().create_future()
-        sent = time.perf_counter()
-        self._comm(self.ids["live"], {"method": "update", "state": {"value": True}, "buffer_paths": []})
-        text = await self._wait(self._live_result, "Redis result after switching live on", fatal=False)
-        self._comm(self.ids["live"], {"method": "update", "state": {"value": False}, "buffer_paths": []})
-        if text is None:
-            self.last_job_id = None  # a job may or may not have been added: start the id sequence afresh
-            return
-        self.record.presses.append((time.monotonic(), (time.perf_counter() - sent) * 1000))
-        self._check_press(text)
+        """Switch "live on Redis" on, as the checkbox does (a student already
+        live switches it off first): the values moved in the page meanwhile
+        and ``live: true`` in one update, then the page's ping. Timed to
+        Redis's answer naming the current position; the pong must come
+        within PONG_WAIT_S, or the page says it has no kernel and turns live
+        off (without telling the kernel)."""
+        if self.live:
+            await self.switch_off()
+        self.live = True
+        state, self.unsent = {**self.unsent, "live": True}, {}
+        self._pong = asyncio.get_running_loop().create_future()
+        answer, idle, sent = self._send_live(state, "press")
+        self._comm(self.model_id, {"method": "custom", "content": {"kind": "ping"}})
+        self.record.sent.append((time.monotonic(), "ping"))
+        arrived = await self._wait(answer, "Redis answer after switching live on")
+        if arrived is not None:
+            self.record.presses.append((time.monotonic(), (arrived - sent) * 1000))
+        pong = await self._wait(self._pong, "pong after switching live on")
+        if pong is not None and pong - sent > PONG_WAIT_S:
+            self.record.error(self.number, f"pong {(pong - sent) * 1000:.0f} ms after switching live on: "
+                                           f"the page waits {PONG_WAIT_S:g} s, then turns live off")
+        if pong is None or pong - sent > PONG_WAIT_S:
+            self.live = False
+            self.unsent["live"] = False  # the page's model says off; the kernel hears it with the next update
+        await self._settle(idle)
 
-    def _check_press(self, text: str) -> None:
-        """Cross-talk, 2: a Redis result is this student's own when
-        - Python's score is the score of this student's sliders (the kernel
-          holds no values from anyone else),
-        - Redis stored that same score (nobody moved this queue's ``pc``
+    def _check_answer(self, answer: dict) -> tuple[int, int] | None:
+        """Cross-talk: Redis's answer (``live_answer``) is this student's own when
+        - it names a position this student sent (the kernel holds no values
+          from anyone else),
+        - Redis stored that position's score (nobody moved this queue's ``pc``
           between the kernel setting it and the script's INCR), and
-        - the job id is one more than this student's previous job id (the
+        - its job id is one more than this student's previous job id (the
           queue's id counter moved only by this student's own adds; a reset
-          or another student's add shows as a gap or a step back).
-        """
-        found = LIVE_RESULT.search(text)
-        if found is None:
-            self.record.error(self.number, f"unreadable Redis result {text[:80]!r}")
-            return
-        job_id, stored, computed = found.group(1), _number(found.group(2)), _number(found.group(3))
-        own = self.own["priority"] * TIER_SPAN + self.own["counter"] % TIER_SPAN
+          or another student's add shows as a gap or a step back). Each add
+          is answered, so the adds one update makes (one per value it
+          changes) take one id each.
+        Returns the position it names (None if unreadable)."""
+        try:
+            position = (int(answer["priority"]), int(answer["counter"]))
+            stored = int(answer["stored"])
+            job_id = str(answer["job_id"])
+        except (KeyError, TypeError, ValueError):
+            self.record.error(self.number, f"unreadable Redis answer {str(answer)[:80]!r}")
+            return None
+        priority, counter = position
         problems = []
-        if computed != own:
-            problems.append(f"Python's score {computed:,} is not this student's {own:,}")
-        if stored != own:
-            problems.append(f"Redis stored {stored:,}, this student's score is {own:,}")
+        if position not in self.recent:
+            problems.append(f"an answer for priority {priority:,}, counter {counter:,}, which this student never sent")
+        score = priority * TIER_SPAN + counter % TIER_SPAN
+        if stored != score:
+            problems.append(f"Redis stored {stored:,}, the score of priority {priority:,}, counter {counter:,} "
+                            f"is {score:,}")
         number = int(job_id) if job_id.isdigit() else None
         if number is None:
             problems.append(f"job id {job_id!r} is not a number")
@@ -424,6 +525,7 @@ class Student:
         self.last_job_id = number
         if problems:
             self.record.cross(self.number, "; ".join(problems))
+        return position
 
     async def leave(self) -> None:
         self.closed = True
@@ -444,9 +546,10 @@ def _resolve(future: asyncio.Future | None, value) -> None:
 # -- the app: started, watched, always stopped ---------------------------------------------------
 
 
-# The Voila server as ``echomq-viz app`` starts it (``-m echomq_viz.launcher._voila``), or a plain ``voila``.
+# The Voila server as ``echomq-viz app`` starts it (``-m echomq_viz.launcher._voila``; before the
+# package's layers, ``-m echomq_viz._voila``), or a plain ``voila``.
 KERNEL_FILE = re.compile(r"kernel-([0-9a-f-]{36})\.json")  # a kernel's connection file, in its command line
-SERVER_COMMAND = re.compile(r"-m (echomq_viz\._voila|voila)\b|/voila\b")
+SERVER_COMMAND = re.compile(r"-m (echomq_viz\.(launcher\.)?_voila|voila)\b|/voila\b")
 
 
 # A line of the app's log that says something went wrong (the app prints no secret, so it is kept):
@@ -629,6 +732,9 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print, pa
             inside = lambda rows: [row for row in rows if window_start <= row[0] < window_end]  # noqa: E731
             moves = [ms for _, ms in inside(record.moves)]
             presses = [ms for _, ms in inside(record.presses)]
+            sent = [kind for _, kind in inside(record.sent)]
+            answers = collections.Counter(kind for _, kind in inside(record.answers))
+            page_moves = [at for at in record.page_moves if window_start <= at < window_end]
             memory = app.kernel_memory_mb([s.kernel_id for s in present if not s.closed])
             rss = {kernel: resident for kernel, (resident, _) in memory.items()}
             uss = [own for _, own in memory.values()]
@@ -639,12 +745,17 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print, pa
                 "p50_ms": _percentile(moves, 50), "p95_ms": _percentile(moves, 95),
                 "max_ms": _percentile(moves, 100),
                 "presses": len(presses), "press_p95_ms": _percentile(presses, 95),
+                # messages the kernels handled, and the jobs their updates added (one per value changed)
+                "messages": len(sent), "adds_per_move": _ratio(answers["move"], sent.count("move")),
+                "adds_per_press": _ratio(answers["press"], sent.count("press")),
+                # moves drawn in the page alone (live off): nothing sent, nothing for the kernel to do
+                "page_moves": len(page_moves), "page_moves_per_s": round(len(page_moves) / seconds, 1),
                 "errors": len(inside(record.errors)), "crosstalk": len(inside(record.crosstalk)),
                 "kernel_rss_mb_max": round(max(rss.values()), 1) if rss else None,
                 "kernel_rss_mb_median": round(float(np.median(list(rss.values()))), 1) if rss else None,
                 "kernel_uss_mb_median": round(float(np.median(uss)), 1) if uss else None,
                 "cpu_pct": cpu,  # percent of one core over the window, per part
-                "cpu_ms_per_move": _per_move(cpu_used, len(moves)),
+                "cpu_ms_per_move": _per_move(cpu_used, len(sent)),
                 "load_1min": round(os.getloadavg()[0], 2),
                 "app_cpus": app.cpus_in_use(),
             })
@@ -657,13 +768,18 @@ async def run_classroom(app: App, ramp: list[int], seconds: float, log=print, pa
     return {**summarize(steps, record), **paused}
 
 
-def _per_move(cpu_used: dict[str, float], moves: int) -> dict[str, float] | None:
-    """CPU milliseconds per slider move, per part and in all: what one move
-    costs the machine (the presses' work is shared out over the moves)."""
-    if not moves:
+def _ratio(count: int, of: int) -> float | None:
+    return round(count / of, 2) if of else None
+
+
+def _per_move(cpu_used: dict[str, float], messages: int) -> dict[str, float] | None:
+    """CPU milliseconds per message the students sent their kernels, per part
+    and in all: what one live update costs the machine (the few switches
+    and pings are counted with them; a page-only move costs nothing)."""
+    if not messages:
         return None
-    per_move = {part: round(used / moves * 1000, 2) for part, used in cpu_used.items()}
-    per_move["total"] = round(sum(cpu_used.values()) / moves * 1000, 2)
+    per_move = {part: round(used / messages * 1000, 2) for part, used in cpu_used.items()}
+    per_move["total"] = round(sum(cpu_used.values()) / messages * 1000, 2)
     return per_move
 
 
@@ -686,6 +802,10 @@ def summarize(steps: list[dict], record: Record) -> dict:
         "classroom_cpu_ms_per_move": {step["sessions"]: step["cpu_ms_per_move"] for step in steps},
         "classroom_max_sessions": max_sessions,
         "classroom_press_p95_ms": last.get("press_p95_ms"),
+        "classroom_moves_per_s": last.get("moves_per_s"),  # live updates answered per second, all students
+        "classroom_adds_per_move": last.get("adds_per_move"),
+        "classroom_adds_per_press": last.get("adds_per_press"),  # more than 1: one per value the switch carries
+        "classroom_page_moves": last.get("page_moves"),  # drawn in the page alone: nothing sent
         "classroom_steps": steps,
         "classroom_error_samples": [what for _, what in record.errors[:5]],
         "classroom_crosstalk_samples": [what for _, what in record.crosstalk[:5]],
@@ -694,16 +814,16 @@ def summarize(steps: list[dict], record: Record) -> dict:
 
 def _step_line(step: dict) -> str:
     return (f"{step['sessions']:>4} {step['joined']:>6} {step['active']:>6} {step['join_s']:>7} {step['moves_per_s']:>7} "
-            f"{step['p50_ms']!s:>7} {step['p95_ms']!s:>7} {step['press_p95_ms']!s:>9} "
+            f"{step['page_moves_per_s']:>6} {step['p50_ms']!s:>7} {step['p95_ms']!s:>7} {step['press_p95_ms']!s:>9} "
             f"{step['errors']:>6} {step['crosstalk']:>9} {step['kernel_rss_mb_max']!s:>7} {step['load_1min']:>6} "
             + "/".join(str(step["cpu_pct"][part]) for part in CPU_PARTS) + "  "
             + "/".join(str((step["cpu_ms_per_move"] or {}).get(part)) for part in (*CPU_PARTS, "total")))
 
 
 CPU_PARTS = ("server", "kernels", "redis", "generator")
-HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'moves/s':>7} {'p50_ms':>7} {'p95_ms':>7} "
+HEADER = (f"{'N':>4} {'joined':>6} {'active':>6} {'join_s':>7} {'live/s':>7} {'page/s':>6} {'p50_ms':>7} {'p95_ms':>7} "
           f"{'press_p95':>9} {'errors':>6} {'crosstalk':>9} {'rss_mb':>7} {'load':>6} cpu% {'/'.join(CPU_PARTS)}  "
-          f"cpu ms/move {'/'.join((*CPU_PARTS, 'total'))}")
+          f"cpu ms/message {'/'.join((*CPU_PARTS, 'total'))}")
 
 
 # Whether a process's CPUs can be set here (Linux): --app-cpus needs it.
@@ -830,7 +950,9 @@ async def pause_step(app: App, present: list[Student], record: Record, pause_s: 
         log("pause step skipped: it needs two students and the first one's kernel")
         return {"classroom_pause_one_clear_line": None}
     student, started = present[0], time.monotonic()
-    student.closed = True  # its hands rest; its drag ends
+    student.closed = True  # its hand rests: its drag ends once the update in flight is answered
+    with contextlib.suppress(asyncio.TimeoutError):  # nothing of its own left in flight when the lid shuts
+        await asyncio.wait_for(student.resting.wait(), 2 * ANSWER_TIMEOUT_S + 5)
     url = kernel.environ()["REDIS_URL"]
     cleaned = 0
     kernel.suspend()
@@ -843,11 +965,13 @@ async def pause_step(app: App, present: list[Student], record: Record, pause_s: 
     cleaned += await _clean(url)  # after the lease lapsed for sure
     student.closed = False
     mine = f"student {student.number}: "
-    await student.press()
+    with contextlib.suppress(StudentGone):  # recorded: its lines say so
+        await student.press()
     lines = [what.removeprefix(mine) for at, what in record.errors if at >= started and what.startswith(mine)]
     student.last_job_id = None  # a fresh queue: its ids start again
     pressed = len(record.presses)
-    await student.press()
+    with contextlib.suppress(StudentGone):
+        await student.press()
     status = [line for line in lines if line.startswith("the view's status:")]
     # What the paused student saw on return is reported here, not as the run's errors.
     record.errors[:] = [(at, what) for at, what in record.errors if at < started or not what.startswith(mine)]

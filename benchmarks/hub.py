@@ -17,7 +17,7 @@ kernel and Redis.
 What is reported:
 
 - ``hub_sessions``: students still at work at the end of the window;
-- ``hub_p95_ms``: a slider change sent -> the next ipympl frame, as in classroom.py;
+- ``hub_p95_ms``: a live update sent -> the kernel's answer naming that position, as in classroom.py;
 - ``hub_errors``, ``hub_crosstalk``: as in classroom.py;
 - ``hub_rss_per_student_mb``: resident memory of one student's server, kernel
   and private Redis together (the largest of the N);

@@ -80,6 +80,7 @@ class HeroView(PageView):
         self.demo = None if demo is None else require_demo(demo)
         super().__init__(HeroFigure(priority=priority, counter=counter, tiers=tiers, live_enabled=demo is not None))
         self.live_text = ""
+        self._added_at: tuple[int, int] | None = None  # the position live last added a job at
         self._on_figure_change(["priority", "counter", "live"], self._follow)
 
     def __repr__(self) -> str:
@@ -116,16 +117,21 @@ class HeroView(PageView):
                 "bits 32-52 hold the tier, bits 0-31 the counter.")
 
     def _follow(self) -> None:
+        # One message from the page may change several values (switching live on after a drag
+        # sends both positions and the switch): each is reported, but the job is added once
         if self.figure.live:
-            self.add_on_redis()
+            if (self.figure.priority, self.figure.counter) != self._added_at:
+                self.add_on_redis()
         else:  # the last live line spoke of another score: it goes with it
             self.live_text = ""
+            self._added_at = None
 
     def add_on_redis(self) -> tuple[str, float]:
         """Add the view's job through the real script; show both scores."""
         demo = self._require_demo()
         priority, counter = self.figure.priority, self.figure.counter
         job_id, stored, self.live_text = _add(demo, priority, counter)
+        self._added_at = (priority, counter)
         self.figure.live_answer = {"job_id": job_id, "priority": priority, "counter": counter,
                                    "stored": str(int(stored))}
         return job_id, stored

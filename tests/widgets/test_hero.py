@@ -137,6 +137,9 @@ def test_live_adds_a_job_for_each_position_the_page_sends_and_none_when_off(demo
     hero.switch_live(False)
     hero.figure.set_state({"counter": 78})
     assert len(demo.entries()) == 2 and hero.live_text == ""
+    # switching on after a drag: one message with both positions and the switch adds one job
+    hero.figure.set_state({"priority": 5, "counter": 79, "live": True})
+    assert [(e.priority, e.counter) for e in demo.entries()][2:] == [(5, 79)]
 
 
 def test_hero_without_demo_has_no_live_switch():
