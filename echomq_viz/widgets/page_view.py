@@ -45,6 +45,25 @@ class PageFigure(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("kind") == "ping":
             self.send({"kind": "pong"})
 
+    def set_state(self, sync_data: dict) -> None:
+        """Values from the page: one of the wrong kind (a text for a number, a
+        float for a whole number) is refused in one line like one out of
+        bounds, and the others of the message are taken."""
+        taken = {}
+        for name, value in sync_data.items():
+            trait = self.traits().get(name)
+            if trait is not None and trait.metadata.get("sync"):
+                try:  # the trait's own type check, as traitlets makes it (not the bounds: _checked)
+                    if not (value is None and trait.allow_none) and hasattr(trait, "validate"):
+                        trait.validate(self, value)
+                except traitlets.TraitError:
+                    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+                    self.status = f"refused {name} {shown}: not a value it can take"
+                    continue
+            taken[name] = value
+        if taken:
+            super().set_state(taken)
+
     def bounds(self) -> dict[str, tuple[int, int]]:
         """Each bounded value's (lowest, highest), as the kernel holds them."""
         return {}

@@ -94,6 +94,9 @@ def test_hero_set_refuses_what_no_slider_can_show_and_changes_nothing(demo, keys
     ({"counter": 2**32}, "refused counter 4294967296: it must be a whole number in 0..4,294,967,295"),
     ({"counter": -1}, "refused counter -1"),
     ({"counter": 10**30}, "refused counter"),
+    ({"counter": 7.5}, "refused counter 7.5: not a value it can take"),
+    ({"priority": "three"}, "refused priority 'three': not a value it can take"),
+    ({"live_answer": "x" * 100}, "refused live_answer 'xxxx"),
 ])
 def test_a_value_from_the_page_outside_the_kernels_bounds_is_refused_in_one_line(demo, keyspace, sent, line):
     hero = HeroView(demo, priority=3, counter=7).switch_live(True)
