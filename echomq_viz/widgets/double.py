@@ -1,25 +1,28 @@
-"""Notebook 05's view of the double itself: the 64 bits of a stored score and
-the spacing between neighbouring doubles as the score crosses 2**53.
+"""Notebook 05's view of the double itself: the 64 bits of a stored score, the
+two doubles around it, and the spacing between neighbouring doubles as the
+score crosses 2**53.
 
-The arithmetic (fields, bits that fall off, rounding) lives in
-:mod:`echomq_viz.core.doubles`; the figures in :mod:`echomq_viz.figures.double_plots`.
+The page draws it (``page/double.js``) and computes every double there
+(``doubles.js``, held to :mod:`echomq_viz.core.doubles`); only its button
+sends the kernel the values it shows, to store the job on Redis and send back
+the 64 bits Redis keeps, which the page compares with its own.
 """
 
 from __future__ import annotations
 
-import html
+import uuid
 
-import ipywidgets as w
+import traitlets
 
-from echomq_viz.figures import double_plots
 from echomq_viz.core.checks import check_int
-from echomq_viz.core.doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, spacing
-from echomq_viz.experiments.live import Demo
+from echomq_viz.core.doubles import EXPONENT_BIAS, double_bits, double_fields, double_text, exact_bits, gap_text, \
+    round_score, spacing
 from echomq_viz.core.notation import thousands
 from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, stored_score
-from echomq_viz.widgets.canvas import figure
-from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
-from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.experiments.live import Demo
+from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView, RedisAnswerFigure
+from echomq_viz.widgets.page_view import PageView
+from echomq_viz.widgets.view import require_demo
 
 __all__ = ["DoubleView", "store_double"]
 
@@ -55,96 +58,119 @@ def store_double(demo: Demo, priority: int, counter: int) -> str:
     return _store(demo, _frontier_priority(priority), check_int("counter", counter, 0, COUNTER_MASK))[1]
 
 
-class DoubleView(View):
+def double_describe(priority: int, counter: int) -> str:
+    """The double figure's text alternative (page/double.js describe says the same)."""
+    exact, stored = priority * TIER_SPAN + counter, stored_score(priority, counter)
+    fallen, change = len(exact_bits(exact)[1]), int(stored) - exact
+    lost = f"{fallen} bit{'s' * (fallen != 1)} of it fall{'s' * (fallen == 1)} off past the mantissa" \
+        if fallen else "every bit of it fits the mantissa"
+    way = round_score(priority, counter)
+    how = "" if change == 0 else (": it lay halfway between two doubles and went to the one whose mantissa ends in 0"
+                                  if way.tie else ": it went to the nearer of two doubles")
+    return (f"The 64 bits of the double stored for the score {exact:,} (priority {priority:,}, "
+            f"counter {counter:,}): exponent {double_fields(stored)[1] - EXPONENT_BIAS}, "
+            f"{lost}, stored {'exactly' if change == 0 else f'{change:+d} from it'}{how}. "
+            f"Below, the gap to the next double against the score, doubling at every power of two "
+            f"from 2⁵³: here {gap_text(spacing(stored))}.")
+
+
+class DoubleFigure(RedisAnswerFigure):
+    """The double's page model: a priority among the frontier's stops, a counter,
+    and the 64 bits Redis stored for the last job the button added."""
+
+    module = "double"
+    stops = traitlets.List([list(stop) for stop in FRONTIER_PRIORITIES]).tag(sync=True)
+    priority = traitlets.Int(2**21).tag(sync=True)
+    counter = traitlets.Int(1).tag(sync=True)
+    link = traitlets.Unicode("").tag(sync=True)  # a FrontierView's key: the page moves both priorities
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        return {"counter": (0, COUNTER_MASK)}
+
+    @traitlets.validate("counter")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+    @traitlets.validate("priority")
+    def _a_stop(self, proposal: dict) -> int:
+        return self._chosen(proposal)
+
+
+class DoubleView(PageView):
     """A priority slider (the FrontierView's stops across 2**21 - 1) and a
-    counter slider (type an exact value into its readout); the figure shows
-    the stored double's 64 bits, the bits that fall off, and the gap to the
-    next double on its staircase.
+    counter slider with an exact counter box; the figure shows the stored
+    double's 64 bits, the bits that fall off, the two doubles around the exact
+    score and the gap to the next double on its staircase.
 
     :param demo: for :meth:`check_on_redis`; None disables it.
     """
 
+    shown_traits = ("priority", "counter")
+
     def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, counter: int = 1) -> None:
         priority = _frontier_priority(priority)
         counter = check_int("counter", counter, 0, COUNTER_MASK)
-        super().__init__()
         self.demo = None if demo is None else require_demo(demo)
-        exact, stored = priority * TIER_SPAN + counter, stored_score(priority, counter)
-        self.fig = figure(8.4, 3.9)
-        self.bits = double_plots.draw_double_bits(self.fig.add_axes((0.14, 0.68, 0.84, 0.18)), exact, stored)
-        self.gaps = double_plots.draw_spacing(self.fig.add_axes((0.14, 0.12, 0.84, 0.4)), stored)
-        self.priority = w.SelectionSlider(options=FRONTIER_PRIORITIES, value=priority, description="priority",
-                                          style=SLIDER_STYLE, layout=WIDE)
-        self.counter = w.IntSlider(value=counter, min=0, max=COUNTER_MASK, description="counter",
-                                   readout_format=",d", style=SLIDER_STYLE, layout=WIDE)
-        self.readout = w.HTML()
-        self.check_button = w.Button(description="Store it on Redis", icon="play", disabled=demo is None,
-                                     layout=w.Layout(width="200px"))
-        self.redis_result = w.HTML()
+        super().__init__(DoubleFigure(priority=priority, counter=counter, redis_enabled=demo is not None))
         self.redis_text = ""
-        self.widget = w.VBox([self.priority, self.counter, self.fig.canvas, self.caption, self.readout,
-                              w.HBox([self.check_button, self.redis_result]), self.status.widget])
-        self._on_change([self.priority, self.counter], self._redraw)
-        self._on_click(self.check_button, self.check_on_redis)
-        self._redraw()
+        self.figure.on_msg(self._message)
 
     def __repr__(self) -> str:
-        return f"DoubleView(priority={self.priority.value}, counter={self.counter.value})"
+        return f"DoubleView(priority={self.figure.priority}, counter={self.figure.counter})"
+
+    def _message(self, _widget: object, content: object, _buffers: object) -> None:
+        if isinstance(content, dict) and content.get("kind") == "run":
+            self._callback(lambda: self.figure.take(content, ("priority", "counter")) and self.check_on_redis(), ())()
 
     def follow(self, frontier: FrontierView) -> "DoubleView":
-        """Tie this view's priority to a FrontierView's: either slider moves both."""
+        """Tie this view's priority to a FrontierView's: either slider moves both,
+        in the page and in the kernel."""
         if not isinstance(frontier, FrontierView):
             raise TypeError(f"frontier must be a FrontierView, got {type(frontier).__name__}")
-        w.link((frontier.priority, "value"), (self.priority, "value"))
+        if not frontier.figure.link:
+            frontier.figure.link = f"emq-priority-{uuid.uuid4().hex}"
+        self.figure.link = frontier.figure.link
+        traitlets.link((frontier.figure, "priority"), (self.figure, "priority"))
         return self
 
     def set(self, priority: int | None = None, counter: int | None = None) -> "DoubleView":
         """Move the sliders from code, as a drag would; a value no slider can
         show is refused, and then neither moves."""
-        moves = []
-        if priority is not None:
-            moves.append((self.priority, _frontier_priority(priority)))
-        if counter is not None:
-            moves.append((self.counter, check_int("counter", counter, 0, COUNTER_MASK)))
-        for slider, value in moves:  # every value checked before the first slider moves
-            slider.value = value
+        p = self.figure.priority if priority is None else _frontier_priority(priority)
+        c = self.figure.counter if counter is None else check_int("counter", counter, 0, COUNTER_MASK)
+        with self.figure.hold_sync():  # every value checked before the first one moves
+            self.figure.priority, self.figure.counter = p, c
         return self
 
     @property
+    def priority(self) -> int:
+        return self.figure.priority
+
+    @property
+    def counter(self) -> int:
+        return self.figure.counter
+
+    @property
     def exact(self) -> int:
-        return self.priority.value * TIER_SPAN + self.counter.value
+        return self.figure.priority * TIER_SPAN + self.figure.counter
 
     @property
     def stored(self) -> float:
-        return stored_score(self.priority.value, self.counter.value)
+        return stored_score(self.figure.priority, self.figure.counter)
 
     def readout_text(self) -> str:
-        return double_text(self.priority.value, self.counter.value)
+        return double_text(self.figure.priority, self.figure.counter)
 
     def describe(self) -> str:
-        exact, stored = self.exact, self.stored
-        fallen, change = len(exact_bits(exact)[1]), int(stored) - exact
-        lost = f"{fallen} bit{'s' * (fallen != 1)} of it fall{'s' * (fallen == 1)} off past the mantissa" \
-            if fallen else "every bit of it fits the mantissa"
-        return (f"The 64 bits of the double stored for the score {exact:,} (priority {self.priority.value:,}, "
-                f"counter {self.counter.value:,}): exponent {double_fields(stored)[1] - EXPONENT_BIAS}, "
-                f"{lost}, stored {'exactly' if change == 0 else f'{change:+d} from it'}. "
-                f"Below, the gap to the next double against the score, doubling at every power of two "
-                f"from 2⁵³: here {spacing(stored):g}.")
-
-    def _redraw(self) -> None:
-        exact, stored = self.exact, self.stored
-        double_plots.update_double_bits(self.bits, exact, stored)
-        double_plots.update_spacing(self.gaps, stored)
-        self.readout.value = pre_html(self.readout_text())
-        self._redraw_figure()
+        return double_describe(self.figure.priority, self.figure.counter)
 
     def check_on_redis(self) -> float:
         """Empty the demo queue, add one job at the sliders' priority and
         counter through the real script (its limit lifted past 2**21 - 1, for
         teaching), and compare the 64 bits Redis stored with the view's."""
         demo = self._require_demo()
-        stored, self.redis_text, same = _store(demo, self.priority.value, self.counter.value)
-        colour = "#1b7f3b" if same else "#b00020"
-        self.redis_result.value = f"<span style='color:{colour}'>{html.escape(self.redis_text)}</span>"
+        p, c = self.figure.priority, self.figure.counter
+        stored, self.redis_text, _ = _store(demo, p, c)
+        with self.figure.kernel_writes():
+            self.figure.answer = {"priority": p, "counter": c, "stored": str(int(stored)), "bits": double_bits(stored)}
         return stored

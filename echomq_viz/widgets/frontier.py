@@ -1,36 +1,51 @@
-"""Notebook 05: where exactness ends (past 2**21 - 1) and where the counter wraps (past 2**32)."""
+"""Notebook 05: where exactness ends (past 2**21 - 1) and where the counter wraps (past 2**32).
+
+Both views are drawn in the page. The frontier (``page/frontier.js``) is pure: a
+drag recomputes every stored double there (``score.js``), and only its button
+sends the kernel the values it shows, to add the jobs on Redis and send back
+the pop order, which the page marks against its own. The wrap
+(``page/wrap.js``) is Redis-bound: its button files the jobs on Redis and the
+kernel sends the page what Redis stored and popped.
+"""
 
 from __future__ import annotations
 
-import html
+import contextlib
+from typing import Iterator
 
-import ipywidgets as w
+import traitlets
 
-from echomq_viz.figures import plots
 from echomq_viz.core.checks import check_int
-from echomq_viz.experiments.live import Demo
+from echomq_viz.core.doubles import gap_text, spacing
+from echomq_viz.core.notation import thousands
 from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, equal_score_groups, is_exact, stored_score
+from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.scripts import validate_priority
-from echomq_viz.widgets.canvas import figure
-from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.view import require_demo
 
-__all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis", "wrap_on_redis"]
+__all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis",
+           "wrap_on_redis", "RedisAnswerFigure"]
 
 FRONTIER_PRIORITIES = (
     ("2²¹ − 2", 2**21 - 2), ("2²¹ − 1 (the limit)", 2**21 - 1), ("2²¹", 2**21),
     ("2²¹ + 1", 2**21 + 1), ("2²²", 2**22), ("2²³", 2**23), ("2²⁴", 2**24),
 )
+_STOPS = [value for _, value in FRONTIER_PRIORITIES]
 
 
-def _coloured(text: str, good: bool) -> str:
-    return f"<span style='color:{'#1b7f3b' if good else '#b00020'}'>{html.escape(text)}</span>"
+def priority_refusal(value: object) -> str | None:
+    """Why ``value`` is no frontier stop, in one line; None if it is one."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in _STOPS:
+        return f"priority must be one of {', '.join(thousands(v) for v in _STOPS)}, got {value!r}"
+    return None
 
 
 def _frontier_args(priority: object, first_counter: object, width: object) -> tuple[int, int, int]:
-    allowed = [value for _, value in FRONTIER_PRIORITIES]
     priority = check_int("priority", priority)
-    if priority not in allowed:
-        raise ValueError(f"priority must be one of {', '.join(f'{v:,}' for v in allowed)}, got {priority!r}")
+    if priority not in _STOPS:
+        raise ValueError(f"priority must be one of {', '.join(thousands(v) for v in _STOPS)}, "
+                         f"got {thousands(priority)}")
     width = check_int("width", width, 2, 64)
     return priority, check_int("first_counter", first_counter, 0, COUNTER_MASK - width), width
 
@@ -49,14 +64,30 @@ def frontier_summary(priority: int, first_counter: int = 4, width: int = 16) -> 
     return "\n".join(lines)
 
 
-def _frontier_run(demo: Demo, p: int, first: int, width: int) -> tuple[list[str], str, bool]:
+def frontier_describe(priority: int, first_counter: int, width: int) -> str:
+    """The frontier figure's text alternative (page/frontier.js describe says the same)."""
+    p, first, width = _frontier_args(priority, first_counter, width)
+    counters = range(first, first + width)
+    stored = [stored_score(p, c) for c in counters]
+    rounded = sum(int(s) != p * TIER_SPAN + c for s, c in zip(stored, counters))
+    shared = len(equal_score_groups(stored))
+    gap = int(spacing(float(p * TIER_SPAN)))
+    text = (f"Stored score against arrival counter for counters {first:,}-{first + width - 1:,} at priority {p:,}, "
+            f"where neighbouring doubles are {gap_text(gap)} apart: {rounded} of {width} rounded off the exact diagonal")
+    if not shared:
+        return text + "."
+    return (text + f", {shared} groups of counters sharing one score; a double whose mantissa ends in 0 "
+            f"takes {gap + 1} counters (it wins both ties), one ending in 1 takes {gap - 1}.")
+
+
+def _frontier_run(demo: Demo, p: int, first: int, width: int) -> tuple[list[str], list[str], str, bool]:
     demo.reset()
     demo.set_counter(first - 1 if first else COUNTER_MASK)
     added = [demo.add_past_the_limit_for_teaching(f"arrival-{n}", p)[0] for n in range(width)]
     order = [job.id for job in demo.drain()]
     fifo = order == added
-    return order, (f"added {' '.join(added)}; Redis popped {' '.join(order)}: "
-                   f"{'first in, first out' if fifo else 'FIFO BROKEN'}"), fifo
+    return added, order, (f"added {' '.join(added)}; Redis popped {' '.join(order)}: "
+                          f"{'first in, first out' if fifo else 'FIFO BROKEN'}"), fifo
 
 
 def frontier_on_redis(demo: Demo, priority: int, first_counter: int = 4, width: int = 16) -> str:
@@ -64,27 +95,29 @@ def frontier_on_redis(demo: Demo, priority: int, first_counter: int = 4, width: 
     queue, add the jobs through the real script (limit lifted, for
     teaching), drain it, and say whether the pop order was first in, first out."""
     demo = require_demo(demo)
-    return _frontier_run(demo, *_frontier_args(priority, first_counter, width))[1]
+    return _frontier_run(demo, *_frontier_args(priority, first_counter, width))[2]
 
 
-def _wrap_run(demo: Demo, start: int, jobs: int, priority: int) -> tuple[list[str], list[str], str]:
+def _wrap_run(demo: Demo, start: int, jobs: int, priority: int) -> tuple[list[dict], list[str], str]:
     demo.reset()
     demo.set_counter(start)
     added = [demo.add(f"arrival-{n}", priority) for n in range(jobs)]
     entries = {e.job_id: e for e in demo.entries()}
     popped = [job.id for job in demo.drain()]
-    rows = [f"{'job':>4}  {'INCR pc':>13}  {'counter part':>12}  {'score':>14}"]
-    for n, job_id in enumerate(added):
-        e = entries[job_id]
-        rows.append(f"{job_id:>4}  {start + n + 1:>13,}  {e.counter:>12,}  {int(e.score):>14,}")
-    rows.append(f"added:  {' '.join(added)}")
-    rows.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
-    return added, popped, "\n".join(rows)
+    rows = [{"job_id": job_id, "incr": start + n + 1, "counter": entries[job_id].counter,
+             "score": str(int(entries[job_id].score))} for n, job_id in enumerate(added)]
+    lines = [f"{'job':>4}  {'INCR pc':>13}  {'counter part':>12}  {'score':>14}"]
+    lines += [f"{r['job_id']:>4}  {r['incr']:>13,}  {r['counter']:>12,}  {int(r['score']):>14,}" for r in rows]
+    lines.append(f"added:  {' '.join(added)}")
+    lines.append(f"popped: {' '.join(popped)}" + ("" if popped == added else "  <- newer jobs jumped ahead"))
+    return rows, popped, "\n".join(lines)
+
+
+WRAP_START = (TIER_SPAN - 10, TIER_SPAN + 2)
 
 
 def _wrap_args(start: object, jobs: object, priority: object) -> tuple[int, int, int]:
-    return (check_int("start", start, TIER_SPAN - 10, TIER_SPAN + 2), check_int("jobs", jobs, 1, 12),
-            validate_priority(priority))
+    return (check_int("start", start, *WRAP_START), check_int("jobs", jobs, 1, 12), validate_priority(priority))
 
 
 def wrap_on_redis(demo: Demo, start: int = TIER_SPAN - 3, jobs: int = 6, priority: int = 3) -> str:
@@ -94,62 +127,145 @@ def wrap_on_redis(demo: Demo, start: int = TIER_SPAN - 3, jobs: int = 6, priorit
     return _wrap_run(demo, *_wrap_args(start, jobs, priority))[2]
 
 
-class FrontierView(View):
+class RedisAnswerFigure(PageFigure):
+    """A page figure with a button for Redis: the page sends ``{kind: "run", ...}``
+    with the values it shows, and only the kernel writes ``answer``, from
+    what Redis did (a page sending it is refused)."""
+
+    redis_enabled = traitlets.Bool(False).tag(sync=True)
+    answer = traitlets.Dict().tag(sync=True)
+
+    def refusal(self, name: str, value: object) -> str | None:
+        """Why the page's ``value`` for ``name`` is refused, in one line; None if it is good."""
+        if name == "priority" and "stops" in self.trait_names():
+            why = priority_refusal(value)
+            return None if why is None else f"refused {why}"
+        low, high = self.bounds()[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"refused {name} {value!r}: it must be a whole number in {thousands(low)}..{thousands(high)}"
+        return None
+
+    def _chosen(self, proposal: dict) -> object:
+        """As :meth:`PageFigure._checked`, for a value this figure's :meth:`refusal` judges
+        (a priority among the frontier's stops)."""
+        name, value = proposal["trait"].name, proposal["value"]
+        good = self.__dict__.setdefault("_good_values", {})
+        why = self.refusal(name, value)
+        if why:
+            self.status = why
+            return good.get(name, proposal["trait"].default())
+        if self.status.startswith("refused "):
+            self.status = ""
+        good[name] = value
+        return value
+
+    def take(self, content: dict, names: tuple[str, ...]) -> bool:
+        """Set the values a run request carries, all checked first: a refused one
+        sets nothing, says why in the status line and returns False."""
+        for name in names:
+            why = self.refusal(name, content.get(name))
+            if why:
+                self.status = why
+                return False
+        with self.hold_sync():
+            for name in names:
+                setattr(self, name, content[name])
+        return True
+
+    @traitlets.validate("answer")
+    def _from_redis(self, proposal: dict) -> dict:
+        if self.__dict__.get("_writing"):
+            self.__dict__["_kernel_answer"] = proposal["value"]
+            return proposal["value"]
+        self.status = "refused answer: only the kernel writes it, from what Redis did"
+        return self.__dict__.get("_kernel_answer", {})
+
+    @contextlib.contextmanager
+    def kernel_writes(self) -> Iterator[None]:
+        self.__dict__["_writing"] = True
+        try:
+            yield
+        finally:
+            self.__dict__["_writing"] = False
+
+
+class FrontierFigure(RedisAnswerFigure):
+    """The frontier's page model: a priority among the stops, the first of
+    ``width`` counters, and Redis's last pop order."""
+
+    module = "frontier"
+    stops = traitlets.List([list(stop) for stop in FRONTIER_PRIORITIES]).tag(sync=True)
+    priority = traitlets.Int(2**21).tag(sync=True)
+    first_counter = traitlets.Int(4).tag(sync=True)
+    width = traitlets.Int(16).tag(sync=True)
+    link = traitlets.Unicode("").tag(sync=True)  # a DoubleView following it shares this key in the page
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        return {"first_counter": (0, COUNTER_MASK - self.width)}
+
+    @traitlets.validate("first_counter")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+    @traitlets.validate("priority")
+    def _a_stop(self, proposal: dict) -> int:
+        return self._chosen(proposal)
+
+
+class FrontierView(PageView):
     """A priority slider across the 2**21 - 1 line that marks which of 16
-    consecutive counters keep an exact score; with a demo, the same 16 jobs
-    go through the real script (limit lifted, for teaching) and Redis pops them.
+    consecutive counters keep an exact score, drawn in the page; with a demo,
+    its button adds the same 16 jobs through the real script (limit lifted,
+    for teaching) and Redis pops them.
     """
+
+    shown_traits = ("priority", "first_counter")
 
     def __init__(self, demo: Demo | None = None, *, priority: int = 2**21, first_counter: int = 4,
                  width: int = 16) -> None:
         priority, first_counter, width = _frontier_args(priority, first_counter, width)
-        super().__init__()
         self.demo = None if demo is None else require_demo(demo)
+        super().__init__(FrontierFigure(width=width, priority=priority, first_counter=first_counter,
+                                        redis_enabled=demo is not None))
         self.width = width
-        self.fig = figure(7.2, 3.6)
-        self.frontier = plots.draw_frontier(self.fig.add_axes((0.11, 0.14, 0.86, 0.76)), priority,
-                                            range(first_counter, first_counter + width))
-        self.priority = w.SelectionSlider(options=FRONTIER_PRIORITIES, value=priority,
-                                          description="priority", style=SLIDER_STYLE, layout=WIDE)
-        self.first_counter = w.IntSlider(value=first_counter, min=0, max=COUNTER_MASK - width,
-                                         description="first counter", readout_format=",d",
-                                         style=SLIDER_STYLE, layout=WIDE)
-        self.summary = w.HTML()
-        self.run_button = w.Button(description="Add these 16 jobs on Redis", icon="play",
-                                   disabled=demo is None, button_style="danger",  # white on warning's orange read at 2.7:1
-                                   layout=w.Layout(width="260px"))
-        self.redis_result = w.HTML()
         self.redis_text = ""
-        self.widget = w.VBox([self.priority, self.first_counter, self.fig.canvas, self.caption,
-                              self.summary, w.HBox([self.run_button, self.redis_result]),
-                              self.status.widget])
-        self._on_change([self.priority, self.first_counter], self._redraw)
-        self._on_click(self.run_button, self.run_on_redis)
-        self._redraw()
+        self.figure.on_msg(self._message)
 
     def __repr__(self) -> str:
-        return f"FrontierView(priority={self.priority.value}, first_counter={self.first_counter.value})"
+        return f"FrontierView(priority={self.figure.priority}, first_counter={self.figure.first_counter})"
+
+    def _message(self, _widget: object, content: object, _buffers: object) -> None:
+        if isinstance(content, dict) and content.get("kind") == "run":
+            self._callback(lambda: self._run_from_page(content), ())()
+
+    def _run_from_page(self, content: dict) -> None:
+        if self.figure.take(content, ("priority", "first_counter")):
+            self.run_on_redis()
+
+    def set(self, priority: int | None = None, first_counter: int | None = None) -> "FrontierView":
+        """Move the view from code, as a drag would; a value no slider can show
+        is refused, and then neither moves."""
+        p, first, _ = _frontier_args(self.figure.priority if priority is None else priority,
+                                     self.figure.first_counter if first_counter is None else first_counter,
+                                     self.width)
+        with self.figure.hold_sync():
+            self.figure.priority, self.figure.first_counter = p, first
+        return self
+
+    @property
+    def priority(self) -> int:
+        return self.figure.priority
 
     @property
     def counters(self) -> range:
-        return range(self.first_counter.value, self.first_counter.value + self.width)
+        return range(self.figure.first_counter, self.figure.first_counter + self.width)
 
     def summary_text(self) -> str:
         """Which counters round and which share a stored score."""
-        return frontier_summary(self.priority.value, self.first_counter.value, self.width)
+        return frontier_summary(self.figure.priority, self.figure.first_counter, self.width)
 
     def describe(self) -> str:
-        p, counters = self.priority.value, self.counters
-        rounded = sum(not is_exact(p, c) for c in counters)
-        shared = len(equal_score_groups([stored_score(p, c) for c in counters]))
-        return (f"Stored score against arrival counter for counters {counters.start:,}-{counters.stop - 1:,} "
-                f"at priority {p:,}: {rounded} of {len(counters)} rounded off the exact diagonal"
-                + (f", {shared} groups of counters sharing one score." if shared else "."))
-
-    def _redraw(self) -> None:
-        plots.update_frontier(self.frontier, self.priority.value, self.counters)
-        self.summary.value = pre_html(self.summary_text())
-        self._redraw_figure()
+        return frontier_describe(self.figure.priority, self.figure.first_counter, self.width)
 
     def run_on_redis(self) -> list[str]:
         """Empty the demo queue, add the 16 jobs through the real script with
@@ -158,58 +274,81 @@ class FrontierView(View):
         :returns: the job ids in the order the consume script handed them out.
         """
         demo = self._require_demo()
-        order, self.redis_text, fifo = _frontier_run(demo, self.priority.value, self.first_counter.value,
-                                                     self.width)
-        self.redis_result.value = _coloured(self.redis_text, fifo)
+        p, first = self.figure.priority, self.figure.first_counter
+        added, order, self.redis_text, _ = _frontier_run(demo, p, first, self.width)
+        with self.figure.kernel_writes():
+            self.figure.answer = {"priority": p, "first_counter": first, "added": added, "popped": order}
         return order
 
 
-class WrapView(View):
-    """A queue that never empties: ``pc`` passes 2**32 and the counter part of
-    the score wraps to 0, so newer jobs jump ahead inside their tier."""
+class WrapFigure(RedisAnswerFigure):
+    """The wrap's page model: where ``pc`` starts, and what Redis stored and popped."""
 
-    def __init__(self, demo: Demo, *, start: int = TIER_SPAN - 3, jobs: int = 6,
-                 priority: int = 3) -> None:
+    module = "wrap"
+    start = traitlets.Int(TIER_SPAN - 3).tag(sync=True)
+    jobs = traitlets.Int(6).tag(sync=True)
+    job_priority = traitlets.Int(3).tag(sync=True)
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        return {"start": WRAP_START}
+
+    @traitlets.validate("start")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+
+class WrapView(PageView):
+    """A queue that never empties: ``pc`` passes 2**32 and the counter part of
+    the score wraps to 0, so newer jobs jump ahead inside their tier. The page
+    shows the counter parts the arithmetic predicts; the button files the
+    jobs on Redis and draws what it stored and popped."""
+
+    shown_traits = ("start",)
+
+    def __init__(self, demo: Demo, *, start: int = TIER_SPAN - 3, jobs: int = 6, priority: int = 3) -> None:
         demo = require_demo(demo)
         start, jobs, priority = _wrap_args(start, jobs, priority)
-        super().__init__()
         self.demo, self.jobs, self.job_priority = demo, jobs, priority
+        super().__init__(WrapFigure(start=start, jobs=jobs, job_priority=priority, redis_enabled=True))
         self.added: list[str] = []
         self.popped: list[str] = []
-        self.fig = figure(7.2, 1.6)
-        self.arrivals = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.55, 0.96, 0.3)), jobs,
-                                               "arrival order")
-        self.pops = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.05, 0.96, 0.3)), jobs,
-                                           "pop order (moveToActive-11)")
-        self.start = w.IntSlider(value=start, min=TIER_SPAN - 10, max=TIER_SPAN + 2,
-                                 description="pc starts at", readout_format=",d",
-                                 style=SLIDER_STYLE, layout=WIDE)
-        self.run_button = w.Button(description=f"Add {jobs} jobs, then drain", icon="play",
-                                   button_style="primary", layout=w.Layout(width="220px"))
-        self.table = w.HTML()
         self.text = ""
-        self.widget = w.VBox([self.start, self.run_button, self.fig.canvas, self.caption, self.table,
-                              self.status.widget])
-        self._on_click(self.run_button, self.run)
-        self._redraw_figure()
+        self.figure.on_msg(self._message)
 
     def __repr__(self) -> str:
-        return f"WrapView(start={self.start.value}, jobs={self.jobs})"
+        return f"WrapView(start={self.figure.start}, jobs={self.jobs})"
+
+    def _message(self, _widget: object, content: object, _buffers: object) -> None:
+        if isinstance(content, dict) and content.get("kind") == "run":
+            self._callback(lambda: self.figure.take(content, ("start",)) and self.run(), ())()
+
+    def set(self, start: int) -> "WrapView":
+        """Move ``pc``'s start from code, as a drag would."""
+        self.figure.start = check_int("start", start, *WRAP_START)
+        return self
+
+    def _current(self) -> dict:
+        answer = self.figure.answer
+        return answer if answer.get("start") == self.figure.start else {}
 
     def describe(self) -> str:
-        if not self.added:
-            return f"Two empty strips, arrival order and pop order of {self.jobs} jobs: not run yet."
-        jumped = "newer jobs jumped ahead" if self.popped != self.added else "first in, first out"
-        return (f"Two strips of {len(self.added)} jobs at priority {self.job_priority:,}, pc from "
-                f"{self.start.value:,}: arrival order {' '.join(self.added)}; "
-                f"pop order {' '.join(self.popped)}: {jumped}.")
+        start, jobs = self.figure.start, self.jobs
+        parts = " ".join(thousands((start + n + 1) % TIER_SPAN) for n in range(jobs))
+        answer = self._current()
+        if not answer:
+            return (f"Arrival order and pop order of {jobs} jobs at priority {self.job_priority:,}, pc from "
+                    f"{start:,}: their counter parts will be {parts}; not filed yet, the pop order empty.")
+        added = [row["job_id"] for row in answer["rows"]]
+        jumped = "newer jobs jumped ahead" if answer["popped"] != added else "first in, first out"
+        return (f"Two strips of {jobs} jobs at priority {self.job_priority:,}, pc from {start:,}: "
+                f"arrival order {' '.join(added)} with counter parts {parts}; "
+                f"pop order {' '.join(answer['popped'])}: {jumped}.")
 
     def run(self) -> list[str]:
         """Set ``pc``, add the jobs one after another, drain; show both orders."""
-        added, popped, self.text = _wrap_run(self.demo, self.start.value, self.jobs, self.job_priority)
-        self.table.value = pre_html(self.text)
-        self.added, self.popped = added, popped
-        plots.update_queue_strip(self.arrivals, [(j, self.job_priority) for j in added])
-        plots.update_queue_strip(self.pops, [(j, self.job_priority) for j in popped])
-        self._redraw_figure()
+        start = self.figure.start
+        rows, popped, self.text = _wrap_run(self.demo, start, self.jobs, self.job_priority)
+        self.added, self.popped = [row["job_id"] for row in rows], popped
+        with self.figure.kernel_writes():
+            self.figure.answer = {"start": start, "rows": rows, "popped": popped}
         return popped

@@ -14,6 +14,7 @@ from echomq_viz.experiments.live import Demo
 from echomq_viz.core.score import PRIORITY_LIMIT, TIER_SPAN, stored_score
 from echomq_viz.redis_side.server import RedisServer
 from echomq_viz.widgets import DoubleView, FrontierView
+from page_runner import page_calls
 
 
 @pytest.fixture
@@ -95,24 +96,51 @@ def test_round_score_refuses_bad_input():
         half_even_table(2.0**21)
 
 
-# -- the view ---------------------------------------------------------------------------------
+# -- the view, drawn in the page -----------------------------------------------------------------
+
+POSITIONS = [(2**21, 1), (PRIORITY_LIMIT, 2**32 - 1), (2**22, 2), (2**22, 1), (2**24, 7), (2**21, 0),
+             (2**21 - 2, 5), (2**24, 2**32 - 1)]
 
 
-def test_crossing_2_to_the_53_updates_the_bits_and_the_gap_in_place():
+def _state(view) -> dict:
+    return {k: v for k, v in view.figure.get_state().items() if not k.startswith("_")}
+
+
+def test_the_page_says_what_python_says_of_every_position(tmp_path):
+    views = [DoubleView(None, priority=p, counter=c) for p, c in POSITIONS]
+    calls = [(name, _state(view)) for view in views for name in ("describe", "readout", "still")]
+    results = page_calls("double", calls, tmp_path)
+    for view, (described, readout, svg) in zip(views, zip(*[iter(results)] * 3)):
+        assert described == view.describe() and readout == view.readout_text() == double_text(*POSITIONS[views.index(view)])
+        assert svg.startswith("<svg") and f"<title>{view.describe()}</title>" in svg
+
+
+def test_the_figure_names_the_two_doubles_and_the_tie(tmp_path):
+    svgs = page_calls("double", [("still", _state(DoubleView(priority=p, counter=c)))
+                                 for p, c in [(2**21, 1), (2**22, 1), (PRIORITY_LIMIT, 2**32 - 1)]], tmp_path)
+    tie, nearer, exact = svgs
+    assert "exponent 53: 1 bit falls off; stored −1 from the exact score" in tie
+    assert "a tie, which goes to the one whose mantissa ends in 0" in tie
+    assert f"{2**53:,} (mantissa …0): stored" in tie and f"{2**53 + 2:,} (mantissa …1)<" in tie
+    assert "goes to the nearer one" in nearer and f"{2**54:,} (mantissa …0): stored" in nearer
+    assert "exponent 52: nothing falls off; stored exactly" in exact and "a double itself" in exact
+    assert ">here: 2<" in tie and ">here: 4<" in nearer and ">here: 1<" in exact
+
+
+def test_moving_across_2_to_the_53_changes_the_readout_and_caption():
     view = DoubleView(priority=PRIORITY_LIMIT, counter=2**32 - 1)
-    fig, count = view.fig, sum(len(ax.get_children()) for ax in view.fig.axes)
-    before = view.bits.image.get_array().copy()
     assert "gap to the next double: 1" in view.readout_text() and "(exact)" in view.readout_text()
+    assert view.describe().startswith(f"The 64 bits of the double stored for the score {2**53 - 1:,} (priority "
+                                      "2,097,151, counter 4,294,967,295): exponent 52, every bit of it fits the "
+                                      "mantissa, stored exactly.")
     view.set(priority=2**21, counter=1)
-    assert view.fig is fig and sum(len(ax.get_children()) for ax in fig.axes) == count
-    assert (view.bits.image.get_array() != before).any()
     text = view.readout_text()
     assert "stored double 9,007,199,254,740,992 (-1)" in text and "fall off: 1" in text
     assert "gap to the next double: 2" in text and "1076 − 1023 = 53" in text
-    assert view.gaps.marker.get_data() == ([53.0], [1.0])
-    assert view.bits.title.get_text() == "exponent 53: 1 bit falls off; stored −1 from the exact score"
+    assert ("exponent 53, 1 bit of it falls off past the mantissa, stored -1 from it: it lay halfway between two "
+            "doubles and went to the one whose mantissa ends in 0.") in view.describe()
     view.set(priority=2**24, counter=7)
-    assert view.gaps.note.get_text() == "gap to the next double: 16"
+    assert "4 bits of it fall off" in view.describe() and view.describe().endswith("here 16.")
     assert "fall off: 0111" in view.readout_text()
 
 
@@ -125,9 +153,12 @@ def test_double_text_matches_the_stored_score():
 def test_the_view_follows_the_frontier_priority():
     frontier = FrontierView(priority=2**21)
     view = DoubleView(priority=PRIORITY_LIMIT).follow(frontier)
-    assert view.priority.value == 2**21  # the link takes the frontier's value
-    frontier.priority.value = 2**23
-    assert view.priority.value == 2**23 and "gap to the next double: 8" in view.readout_text()
+    assert view.priority == 2**21  # the link takes the frontier's value
+    assert view.figure.link == frontier.figure.link != ""  # the page moves both, the kernel told nothing
+    frontier.set(priority=2**23)
+    assert view.priority == 2**23 and "gap to the next double: 8" in view.readout_text()
+    view.figure.set_state({"priority": 2**22})  # the double's button sends its priority: the frontier follows
+    assert frontier.priority == 2**22
     with pytest.raises(TypeError, match="frontier must be a FrontierView"):
         view.follow(view)
 
@@ -139,48 +170,54 @@ def test_bad_input_moves_no_slider():
                           ({"counter": 1.0}, TypeError)):
         with pytest.raises(error):
             view.set(**kwargs, **({"counter": 9} if "priority" in kwargs else {"priority": 2**22}))
-        assert (view.priority.value, view.counter.value) == (2**21, 3)
+        assert (view.priority, view.counter) == (2**21, 3)
     with pytest.raises(ValueError, match="priority must be one of"):
         DoubleView(priority=7)
 
 
-def test_check_on_redis_stores_the_same_64_bits(demo):
-    view = DoubleView(demo, priority=2**21, counter=7)
-    stored = view.check_on_redis()
-    assert double_plots.double_bits(stored) == double_plots.double_bits(view.stored)
-    assert stored == 2.0**53 + 8 and view.redis_text.endswith("the same 64 bits")
+@pytest.mark.parametrize("sent, line", [
+    ({"priority": 2**21 + 5}, "refused priority must be one of 2,097,150"),
+    ({"counter": 2**32}, "refused counter 4294967296: it must be a whole number in 0..4,294,967,295"),
+    ({"counter": -1}, "refused counter -1"),
+    ({"counter": 1.5}, "refused counter 1.5"),
+])
+def test_a_value_from_the_page_outside_the_kernels_bounds_is_refused_in_one_line(demo, keyspace, sent, line):
+    view = DoubleView(demo, priority=2**21, counter=3)
+    before = keyspace()
+    view.figure._handle_custom_msg({"kind": "run", "priority": 2**21, "counter": 3, **sent}, [])
+    assert keyspace() == before and view.figure.answer == {}  # nothing stored for a refused value
+    assert view.figure.status.startswith(line) and "\n" not in view.figure.status
+    assert (view.priority, view.counter) == (2**21, 3)
+    if not isinstance(sent.get("counter"), float):  # a float is refused by the trait's type itself
+        view.figure.set_state(sent)
+        assert view.figure.status.startswith(line) and (view.priority, view.counter) == (2**21, 3)
+
+
+def test_the_button_stores_the_pages_values_and_the_page_finds_the_same_64_bits(demo, tmp_path):
+    view = DoubleView(demo, priority=PRIORITY_LIMIT, counter=0)
+    view.figure._handle_custom_msg({"kind": "run", "priority": 2**21, "counter": 7}, [])
+    assert (view.priority, view.counter) == (2**21, 7) and view.figure.status == ""
+    assert view.figure.answer["bits"] == double_plots.double_bits(2.0**53 + 8) and view.figure.answer["stored"] == str(2**53 + 8)
+    assert view.redis_text.endswith("the same 64 bits")
+    (said,) = page_calls("double", [("answerLine", _state(view))], tmp_path)
+    assert said == [f"Redis stored {2**53 + 8:,}: the same 64 bits as the page's double", "good"]
     view.set(priority=PRIORITY_LIMIT - 1, counter=2**32 - 1)
     assert view.check_on_redis() == (PRIORITY_LIMIT - 1) * TIER_SPAN + 2**32 - 1
+    view.set(counter=5)
+    (said,) = page_calls("double", [("answerLine", _state(view))], tmp_path)
+    assert said[0].endswith(f"(for priority 2,097,150, counter 4,294,967,295)")
 
 
 def test_a_view_without_a_demo_or_redis_says_so_in_one_line():
     view = DoubleView()
-    assert view.check_button.disabled
+    assert view.figure.redis_enabled is False
     with pytest.raises(RuntimeError, match="made without a Demo"):
         view.check_on_redis()
     server = RedisServer().start()
     client = server.client(socket_timeout=1, socket_connect_timeout=1)
     lost = DoubleView(Demo("viz-test-double", client=client))
     server.stop()
-    lost.check_button.click()
+    lost.figure._handle_custom_msg({"kind": "run", "priority": 2**21, "counter": 1}, [])
     assert lost.status.text.startswith("error: ConnectionError") and "\n" not in lost.status.text
-    assert not lost.check_button.disabled  # released after the failure
+    assert lost.figure.status == lost.status.text
     assert math.isfinite(lost.stored)
-
-
-def test_the_caption_follows_the_sliders_across_2_to_the_53():
-    from test_widgets import caption_of
-
-    view = DoubleView(priority=PRIORITY_LIMIT, counter=2**32 - 1)
-    text = caption_of(view)
-    assert text.startswith(f"The 64 bits of the double stored for the score {2**53 - 1:,} (priority 2,097,151, "
-                           "counter 4,294,967,295): exponent 52, every bit of it fits the mantissa, stored exactly.")
-    assert text.endswith("here 1.")
-    view.counter.value = 0  # a reader's drag
-    view.priority.value = 2**21
-    assert "1 bit of it falls off past the mantissa, stored exactly" in caption_of(view)  # a 0 falls off
-    view.set(counter=1)
-    assert "exponent 53, 1 bit of it falls off past the mantissa, stored -1 from it" in caption_of(view)
-    assert caption_of(view).endswith("here 2.")
-    view.set(priority=2**24, counter=7)
-    assert "4 bits of it fall off" in caption_of(view) and caption_of(view).endswith("here 16.")
