@@ -1,33 +1,36 @@
-"""Notebook 09's views: the designs that fail, switched live, and the
+"""Notebook 09's views, drawn in the page: the designs that fail, and the
 three-key exercise.
 
-:class:`DesignsView` runs one scenario of :mod:`echomq_viz.experiments.designs` per
-switch: the same jobs through the real scripts and through the wrong design
-on Redis, both pop orders side by side, and the reason in one sentence.
-:class:`PackingView` sets a budget of bits for (tenant, priority, arrival)
-and checks it live with ``packThreeKeys.lua``.
+:class:`DesignsView` (``page/designs.js``) starts with no design chosen: the
+reader picks one, the kernel runs that scenario of
+:mod:`echomq_viz.experiments.designs` on Redis (the same jobs through the real
+scripts and through the wrong design) and sends the page both pop orders, the
+table of stored scores and the design's Lua, which the page draws.
+:class:`PackingView` (``page/packing.js``) shares out the bits of one score
+among tenant, priority and arrival; whether the jobs fit is arithmetic, done
+in the page as the sliders move, and only its run button asks the kernel to
+run the budget through ``packThreeKeys.lua`` on Redis.
 """
 
 from __future__ import annotations
 
-import html
+import contextlib
+from typing import Iterator
 
-import ipywidgets as w
+import traitlets
 
-from echomq_viz.figures import double_plots, plots
-from echomq_viz.core.checks import check_str
+from echomq_viz.core.checks import check_int, check_str
+from echomq_viz.core.notation import power
 from echomq_viz.experiments.designs import (
     BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome, PackOutcome, run_packing,
 )
 from echomq_viz.experiments.live import Demo
-from echomq_viz.core.notation import power
 from echomq_viz.widgets.answer import Answer
-from echomq_viz.widgets.canvas import figure
-from echomq_viz.widgets.lua_source import LuaCode
-from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, pre_html, require_demo
+from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.view import require_demo
 
-__all__ = ["DesignsView", "PackingView", "SWITCH_LABELS", "EXERCISE_START", "run_scenario", "packing_text",
-           "packing_answer"]
+__all__ = ["DesignsView", "PackingView", "DesignsFigure", "PackingFigure", "SWITCH_LABELS", "EXERCISE_START",
+           "run_scenario", "packing_text", "packing_answer", "packing_state"]
 
 SWITCH_LABELS = {
     "fifo": "counter in the high bits", "popmax": "ZPOPMAX", "clock-tie": "ms clock: same ms",
@@ -65,19 +68,42 @@ def _too_narrow(widths: tuple[int, int, int], jobs) -> list[str]:
     return found
 
 
+def _verdict(widths: tuple[int, int, int], jobs) -> str:
+    """What a budget means for the jobs, as the page says it too (packing.js verdict)."""
+    too_narrow, total = _too_narrow(widths, jobs), sum(widths)
+    if too_narrow:  # the reader's answer, not a fault: say why nothing runs
+        return "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits"
+    return ("fits in 53 bits: check_budget accepts it" if total <= EXACT_BITS else
+            f"{total} bits: check_budget refuses it; run anyway, for teaching")
+
+
+def packing_state(widths: tuple[int, int, int], jobs=EXERCISE_JOBS) -> str:
+    """The packing figure's title: what the budget is for these jobs (packing.js stateLine)."""
+    too_narrow = [name for index, (name, width) in enumerate(zip(_FIELDS, widths), start=1)
+                  if max(job[index] for job in jobs).bit_length() > width]
+    total, over = sum(widths), sum(widths) - EXACT_BITS
+    head = f"{' + '.join(map(str, widths))} = {total} bits: "
+    past = f"{over} past the {EXACT_BITS} a double keeps exact"
+    if too_narrow:
+        names = " and ".join(filter(None, (", ".join(too_narrow[:-1]), too_narrow[-1])))
+        return head + f"too few for {names}, nothing can be packed" + (f"; {past}" if over > 0 else "")
+    if over > 0:
+        return head + f"{past}, so scores round"
+    return head + "every job fits, every score exact"
+
+
 def _pack(demo: Demo, budget: Budget, jobs) -> tuple[str, PackOutcome | None]:
     """The verdict on a budget and, when the jobs fit its keys, its run on Redis."""
-    too_narrow = _too_narrow((budget.tenant_bits, budget.priority_bits, budget.arrival_bits), jobs)
-    if too_narrow:  # the reader's answer, not a fault: say why nothing runs
-        return "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits", None
-    outcome = run_packing(demo, budget, jobs, past_53_for_teaching=not budget.exact)
-    return ("fits in 53 bits: check_budget accepts it" if budget.exact else
-            f"{budget.total} bits: check_budget refuses it; run anyway, for teaching"), outcome
+    widths = (budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
+    verdict = _verdict(widths, jobs)
+    if _too_narrow(widths, jobs):
+        return verdict, None
+    return verdict, run_packing(demo, budget, jobs, past_53_for_teaching=not budget.exact)
 
 
 def packing_text(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS) -> str:
-    """What the exercise view shows for ``budget``, from a run of its own on
-    ``demo`` (past 53 bits too, marked as teaching); no view is touched."""
+    """What the exercise view shows for ``budget`` once run, from a run of its
+    own on ``demo`` (past 53 bits too, marked as teaching); no view is touched."""
     demo = require_demo(demo)
     if not isinstance(budget, Budget):
         raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
@@ -90,64 +116,139 @@ def packing_answer(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *, summary: s
     return Answer(summary, packing_text(demo, budget, jobs))
 
 
-class DesignsView(View):
-    """One switch per scenario; each switch runs the real scripts and the
-    design on Redis with the same jobs and shows both pop orders.
+def _checked_jobs(jobs: object) -> tuple[tuple[str, int, int, int], ...]:
+    if not isinstance(jobs, (list, tuple)) or not 1 <= len(jobs) <= 1000:
+        raise TypeError(f"jobs must be a list of 1..1000 (member, tenant, priority, arrival) tuples, got {jobs!r:.60}")
+    checked = []
+    for job in jobs:
+        if not isinstance(job, (list, tuple)) or len(job) != 4:
+            raise TypeError(f"each job is a (member, tenant, priority, arrival) tuple, got {job!r}")
+        keys = (check_int(name, value, 0, 2**EXACT_BITS - 1) for name, value in zip(_FIELDS, job[1:]))
+        checked.append((check_str("member", job[0]), *keys))
+    return tuple(checked)
+
+
+def _listen(view: PageView, action) -> None:
+    """Run ``action(message)`` (guarded, as every control's) on the page's {kind: "run", ...}
+    message, and tell the page when it is over, whether or not anything changed."""
+    def heard(_widget: object, content: object, _buffers: object) -> None:
+        if not (isinstance(content, dict) and content.get("kind") == "run"):
+            return
+        try:
+            view._callback(lambda: action(content), ())()
+        finally:
+            view.figure.send({"kind": "done"})
+
+    view.figure.on_msg(heard)
+
+
+class _KernelOnly:
+    """Values only the kernel writes (what Redis did): the page sending one is refused."""
+
+    def _from_kernel(self, proposal: dict) -> object:
+        name = proposal["trait"].name
+        kept = self.__dict__.setdefault("_kernel_values", {})
+        if self.__dict__.get("_writing"):
+            kept[name] = proposal["value"]
+            return proposal["value"]
+        self.status = f"refused {name}: only the kernel writes it, from what Redis did"
+        return kept.get(name, proposal["trait"].default())
+
+    @contextlib.contextmanager
+    def _kernel_writes(self) -> Iterator[None]:
+        self.__dict__["_writing"] = True
+        try:
+            with self.hold_sync():
+                yield
+        finally:
+            self.__dict__["_writing"] = False
+
+
+class DesignsFigure(_KernelOnly, PageFigure):
+    """The designs' page model: the chosen scenario ("" before a choice) and what Redis did."""
+
+    module = "designs"
+    scenario = traitlets.Unicode("").tag(sync=True)
+    choices = traitlets.List().tag(sync=True)  # [[key, label], ...]: the page's buttons
+    # {scenario, title, design, file, reason, jobs: [[id, name, priority]], right_order, design_order, table, lua}
+    outcome = traitlets.Dict().tag(sync=True)
+
+    @traitlets.validate("scenario")
+    def _known(self, proposal: dict) -> str:
+        value = proposal["value"]
+        good = self.__dict__.setdefault("_good_values", {})
+        if value != "" and value not in _SCENARIOS:
+            self.status = f"refused scenario {value!r}: it must be one of {', '.join(_SCENARIOS)}"
+            return good.get("scenario", "")
+        if self.status.startswith("refused scenario"):  # a good value ends the refusal's line
+            self.status = ""
+        good["scenario"] = value
+        return value
+
+    @traitlets.validate("choices", "outcome")
+    def _kernel_only(self, proposal: dict) -> object:
+        return self._from_kernel(proposal)
+
+
+class DesignsView(PageView):
+    """One button per scenario; each runs the real scripts and the design on
+    Redis with the same jobs, and the page draws both pop orders, the table
+    of stored scores and the design's Lua.
 
     :param runner: the :class:`DesignRunner` whose demo queues it uses.
-    :param scenario: the key of the scenario shown first.
+    :param scenario: a scenario to run at once; None (the default) starts
+        with no design chosen, a question for the reader.
     """
 
-    def __init__(self, runner: DesignRunner, *, scenario: str = "fifo") -> None:
+    shown_traits = ("scenario",)
+
+    def __init__(self, runner: DesignRunner, *, scenario: str | None = None) -> None:
         if not isinstance(runner, DesignRunner):
             raise TypeError(f"runner must be a DesignRunner, got {type(runner).__name__}")
-        scenario = _scenario_key(scenario)
-        super().__init__()
+        if scenario is not None:
+            scenario = _scenario_key(scenario)
         self.runner = runner
         self.outcome: Outcome | None = None
-        capacity = max(len(s.jobs) for s in SCENARIOS)
-        self.fig = figure(8.4, 2.1)
-        self.right_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.56, 0.96, 0.3)), capacity,
-                                                  "the real scripts pop")
-        self.design_strip = plots.draw_queue_strip(self.fig.add_axes((0.02, 0.07, 0.96, 0.3)), capacity)
-        self.switch = w.ToggleButtons(options=[(SWITCH_LABELS[k], k) for k in _SCENARIOS], value=scenario,
-                                      description="design", style={"button_width": "auto"})  # as wide as its label: never cut
-        self.rerun_button = w.Button(description="Run again on Redis", icon="refresh",
-                                     layout=w.Layout(width="200px"))
-        self.reason = w.HTML()
-        self.table = w.HTML()
-        self.lua = w.HTML()
-        self.widget = w.VBox([self.switch, self.rerun_button, self.fig.canvas, self.caption, self.reason,
-                              self.table, self.lua, self.status.widget])
-        self._on_change([self.switch], self.run, disable=True)
-        self._on_click(self.rerun_button, self.run, also_busy=[self.switch])
-        self.run()
+        figure = DesignsFigure()
+        with figure._kernel_writes():
+            figure.choices = [[key, SWITCH_LABELS[key]] for key in _SCENARIOS]
+        super().__init__(figure)
+        _listen(self, self._run_from_page)
+        if scenario is not None:
+            self.select(scenario)
 
     def __repr__(self) -> str:
-        return f"DesignsView(scenario={self.switch.value!r})"
+        return f"DesignsView(scenario={self.figure.scenario or None!r})"
 
     def select(self, scenario: str) -> Outcome:
-        """Flip the switch from code and run that scenario; errors are raised here."""
+        """Choose a scenario from code and run it, as a button does; errors are raised here."""
         key = _scenario_key(scenario)
         with self._quietly():
-            self.switch.value = key
+            self.figure.scenario = key
         return self.run()
 
+    def _run_from_page(self, message: dict) -> None:
+        key = message.get("scenario")
+        if not isinstance(key, str) or key not in _SCENARIOS:
+            self.figure.status = f"refused scenario {key!r}: it must be one of {', '.join(_SCENARIOS)}"
+            return
+        self.figure.scenario = key
+        self.run()
+
     def run(self) -> Outcome:
-        """Run the switch's scenario on Redis and show it."""
-        scenario = _SCENARIOS[self.switch.value]
+        """Run the chosen scenario on Redis and send the page what it did."""
+        if not self.figure.scenario:
+            raise RuntimeError("no design chosen: select(...) one first")
+        scenario = _SCENARIOS[self.figure.scenario]
         self.outcome = outcome = self.runner.run(scenario)
-        priorities = {job_id: job.priority for job_id, job in zip(outcome.added, scenario.jobs)}
-        plots.update_queue_strip(self.right_strip, [(j, priorities[j]) for j in outcome.right_order])
-        plots.update_queue_strip(self.design_strip, [(j, priorities[j]) for j in outcome.design_order])
-        self.design_strip.boxes[0].axes.set_title(f"wrong: {scenario.design.title} pops", fontsize=9,
-                                                  color="#1b7f3b" if outcome.agrees else "#b00020")
-        self.reason.value = f"<b>Why:</b> {html.escape(scenario.reason)}"
-        self.table.value = pre_html(outcome.text())
         design = scenario.design
-        self.lua.value = LuaCode(design.path.read_text(encoding="utf-8"),
-                               f"lua/designs/{design.file}")._repr_html_()
-        self._redraw_figure()
+        with self.figure._kernel_writes():
+            self.figure.outcome = {
+                "scenario": scenario.key, "title": scenario.title, "design": design.title, "file": design.file,
+                "reason": scenario.reason, "right_order": list(outcome.right_order),
+                "jobs": [[job_id, job.name, job.priority] for job_id, job in zip(outcome.added, scenario.jobs)],
+                "design_order": list(outcome.design_order), "table": outcome.text(),
+                "lua": design.path.read_text(encoding="utf-8")}
         return outcome
 
     def text(self) -> str:
@@ -156,7 +257,7 @@ class DesignsView(View):
     def describe(self) -> str:
         outcome = self.outcome
         if outcome is None:
-            return "Two empty queue strips: nothing run yet."
+            return "No design chosen yet: two empty queue strips wait for one to run on Redis."
         scenario = outcome.scenario
         return (f"Two pop orders of the same {len(outcome.added)} jobs ({scenario.title}), first out at the "
                 f"left. The real scripts pop {' '.join(outcome.right_order)}; the wrong design, "
@@ -164,91 +265,130 @@ class DesignsView(View):
                 + ("the same order." if outcome.agrees else "a different order."))
 
 
-class PackingView(View):
+class PackingFigure(_KernelOnly, PageFigure):
+    """The exercise's page model: the three widths, the jobs, and the last run on Redis."""
+
+    module = "packing"
+    tenant_bits = traitlets.Int(8).tag(sync=True)
+    priority_bits = traitlets.Int(8).tag(sync=True)
+    arrival_bits = traitlets.Int(32).tag(sync=True)
+    jobs = traitlets.List().tag(sync=True)  # [[member, tenant, priority, arrival], ...]
+    run_enabled = traitlets.Bool(True).tag(sync=True)
+    # {widths, verdict, text, order, right_order, rounded}: the last run on Redis
+    outcome = traitlets.Dict().tag(sync=True)
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        widths = {name: getattr(self, name) for name in ("tenant_bits", "priority_bits", "arrival_bits")}
+        total = sum(widths.values())  # no three past one double's 64 bits: each gets what the others leave
+        return {name: (0, min(EXACT_BITS, BUDGET_CEILING - (total - width))) for name, width in widths.items()}
+
+    @traitlets.validate("tenant_bits", "priority_bits", "arrival_bits")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+    @traitlets.validate("jobs", "outcome")
+    def _kernel_only(self, proposal: dict) -> object:
+        return self._from_kernel(proposal)
+
+
+class PackingView(PageView):
     """The exercise: three sliders share out the bits of one score among
-    tenant, priority and arrival; each change checks the budget live with
-    ``packThreeKeys.lua`` on the demo queue. A budget past 53 bits runs anyway,
-    marked as teaching, to show what breaks.
+    tenant, priority and arrival, and the page says at once whether the
+    jobs fit; "Run on Redis" sends the budget to the kernel, which packs the
+    jobs with ``packThreeKeys.lua`` (past 53 bits too, marked as teaching).
     """
 
     guess_first = True
+    shown_traits = ("tenant_bits", "priority_bits", "arrival_bits")
 
     def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_START, jobs=EXERCISE_JOBS) -> None:
         demo = require_demo(demo)
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
-        super().__init__()
-        self.demo, self.jobs = demo, tuple(jobs)
+        self.demo = demo
+        self.jobs = _checked_jobs(jobs)
         self.outcome: PackOutcome | None = None
-        self.verdict = ""
-        self.fig = figure(8.4, 1.2)
-        widths = (budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
-        self.bar = double_plots.draw_bit_budget(self.fig.add_axes((0.03, 0.2, 0.94, 0.38)), widths)
-        self.sliders = [w.IntSlider(value=value, min=0, max=EXACT_BITS, description=f"{name} bits",
-                                    continuous_update=False, style=SLIDER_STYLE, layout=WIDE)
-                        for name, value in zip(_FIELDS, widths)]
-        self.result = w.HTML()
-        self.widget = w.VBox([*self.sliders, self.fig.canvas, self.caption, self.result, self.status.widget])
-        self._on_change(self.sliders, self.check, disable=True)
-        self.check()
+        figure = PackingFigure(tenant_bits=budget.tenant_bits, priority_bits=budget.priority_bits,
+                               arrival_bits=budget.arrival_bits)
+        with figure._kernel_writes():
+            figure.jobs = [list(job) for job in self.jobs]
+        super().__init__(figure)
+        _listen(self, self._run_from_page)
 
     def __repr__(self) -> str:
         return "PackingView(budget=({}, {}, {}))".format(*self.widths)
 
     @property
     def widths(self) -> tuple[int, int, int]:
-        return tuple(slider.value for slider in self.sliders)
+        f = self.figure
+        return f.tenant_bits, f.priority_bits, f.arrival_bits
+
+    @property
+    def verdict(self) -> str:
+        return _verdict(self.widths, self.jobs)
 
     def set(self, tenant_bits: int | None = None, priority_bits: int | None = None,
-            arrival_bits: int | None = None) -> PackOutcome:
-        """Move the sliders from code and check the budget; errors are raised here."""
+            arrival_bits: int | None = None) -> "PackingView":
+        """Move the sliders from code, as a drag does (nothing runs on Redis);
+        a budget no slider can show is refused, and then no width moves."""
         wanted = [old if new is None else new
                   for old, new in zip(self.widths, (tenant_bits, priority_bits, arrival_bits))]
-        Budget(*wanted)  # checked before any slider moves
-        with self._quietly():
-            for slider, value in zip(self.sliders, wanted):
-                slider.value = int(value)
-        return self.check()
+        budget = Budget(*wanted)  # checked before any slider moves
+        with self.figure.hold_sync():
+            self.figure.tenant_bits, self.figure.priority_bits, self.figure.arrival_bits = (
+                budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
+        return self
 
-    def _limit_sliders(self) -> None:
-        """Let no slider take the three past one double's 64 bits: each one's
-        maximum is what the other two leave, 53 at most."""
-        total = sum(self.widths)
-        for slider in self.sliders:
-            slider.max = min(EXACT_BITS, BUDGET_CEILING - (total - slider.value))
+    def _run_from_page(self, message: dict) -> None:
+        """The page's run button: the widths it sends are checked against the kernel's bounds
+        before anything moves; one outside them is refused in one line and nothing runs."""
+        widths = message.get("widths")
+        names = ("tenant_bits", "priority_bits", "arrival_bits")
+        if not isinstance(widths, list) or len(widths) != 3:
+            self.figure.status = f"refused widths {widths!r:.60}: three whole numbers are needed"
+            return
+        for name, value in zip(names, widths):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= EXACT_BITS:
+                self.figure.status = f"refused {name} {value!r:.40}: it must be a whole number in 0..{EXACT_BITS}"
+                return
+        if sum(widths) > BUDGET_CEILING:
+            self.figure.status = (f"refused widths {' + '.join(map(str, widths))} = {sum(widths)} bits: "
+                                  f"one double has {BUDGET_CEILING}")
+            return
+        with self.figure.hold_sync():
+            for name, value in zip(names, widths):
+                setattr(self.figure, name, value)
+        self.run()
 
-    def check(self) -> PackOutcome | None:
-        """Run the sliders' budget through ``packThreeKeys.lua`` and show it;
-        None, with the reason shown, when a key's values do not fit its bits."""
-        self._limit_sliders()
-        double_plots.update_bit_budget(self.bar, self.widths)
-        self._redraw_figure()
-        self.outcome, self.verdict = None, ""
-        self.result.value = ""
+    def run(self) -> PackOutcome | None:
+        """Run the sliders' budget through ``packThreeKeys.lua`` on Redis and
+        send the page what it did; None, with nothing run, when a key's values
+        do not fit its bits."""
         budget = Budget(*self.widths)
-        self.verdict, outcome = _pack(self.demo, budget, self.jobs)
+        verdict, outcome = _pack(self.demo, budget, self.jobs)
         if outcome is None:
-            self.result.value = f"<div style='color:#b00020'><b>{html.escape(self.verdict)}</b></div>"
+            self.status.note(f"nothing run on Redis: {verdict}")
             return None
         self.outcome = outcome
-        good = budget.exact and outcome.order == outcome.right_order
-        colour = "#1b7f3b" if good else "#b00020"
-        self.result.value = (f"<div style='color:{colour}'><b>{html.escape(self.verdict)}</b></div>"
-                             + pre_html(outcome.text()))
+        with self.figure._kernel_writes():
+            self.figure.outcome = {"widths": list(self.widths), "verdict": verdict, "text": outcome.text(),
+                                   "order": list(outcome.order), "right_order": list(outcome.right_order),
+                                   "rounded": list(outcome.rounded)}
         return outcome
 
     def text(self) -> str:
-        return self.verdict if self.outcome is None else f"{self.verdict}\n{self.outcome.text()}"
+        """The verdict and, when this budget has been run, what Redis did."""
+        outcome = self.outcome
+        ran = outcome is not None and (outcome.budget.tenant_bits, outcome.budget.priority_bits,
+                                       outcome.budget.arrival_bits) == self.widths
+        return f"{self.verdict}\n{outcome.text()}" if ran else self.verdict
 
     def answered(self) -> bool:
-        """A budget that packs every job exactly, in the right order, is the answer."""
-        outcome = self.outcome
-        return outcome is not None and outcome.budget.exact and outcome.order == outcome.right_order
+        """A budget that packs every job exactly is the answer: its pop order is then the sort."""
+        return not _too_narrow(self.widths, self.jobs) and sum(self.widths) <= EXACT_BITS
 
     def describe(self) -> str:
-        widths, total = self.widths, sum(self.widths)
-        fields = ", ".join(f"{name} {width}" for name, width in zip(_FIELDS, widths))
-        fit = (f"within the {EXACT_BITS} a double keeps exact" if total <= EXACT_BITS
-               else f"{total - EXACT_BITS} past the {EXACT_BITS} a double keeps exact, in red")
-        return (f"One score's 64 bits, bit 63 at the left, shared out as {fields} bits (arrival lowest): "
-                f"{total} in all, {fit}.")
+        t, p, a = self.widths
+        return (f"One score's 64 bits, bit 63 at the left, shared out as tenant {t}, priority {p} and arrival {a} "
+                f"bits (arrival lowest), with the largest key each field must hold: "
+                f"{packing_state(self.widths, self.jobs)}.")
