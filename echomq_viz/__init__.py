@@ -12,7 +12,7 @@ only from its own layer and the layers above it in this list
 - :mod:`echomq_viz.redis_side`   a real redis-server, who owns which keys, the Lua scripts and their API
 - :mod:`echomq_viz.experiments`  the experiments the notebooks run, on a real Redis
 - :mod:`echomq_viz.figures`      figures drawn on a given matplotlib ``ax``, from data they are given
-- :mod:`echomq_viz.widgets`      the notebooks' interactive views (ipywidgets around ipympl figures)
+- :mod:`echomq_viz.widgets`      the notebooks' interactive views, drawn in the page (anywidget ES modules)
 - :mod:`echomq_viz.peers`        the queue libraries people run, beside the packed score (notebook 10)
 - :mod:`echomq_viz.launcher`     the ``echomq-viz`` command: lab, app, hub, offline pages, maintainers' tools
 

@@ -1,13 +1,14 @@
 """Interactive views for the notebooks, drawn in the page.
 
-A view moved to the page (:mod:`.hero` so far, and more as they move) is an
+A view moved to the page (:mod:`.hero` and :mod:`.comparison` so far) is an
 anywidget whose ES module, ``page/<view>.js``, draws its figure, controls,
 caption and readouts in the browser: a drag redraws there and the kernel
 hears nothing of it. Python holds the state, checks every value the page
 sends against bounds it keeps (:mod:`.page_view`), and makes every Redis call
 (through :class:`echomq_viz.experiments.live.Demo`), coalesced to about ten a
-second while a view is live. The other views are still ipywidgets controls
-around ipympl figures, updated in place in the kernel. Any error inside a
+second while a view is live. The others (03's consume, 06's inspector and
+notebook 10's) are still ipywidgets controls around ipympl figures, updated
+in place in the kernel. Any error inside a
 callback becomes one red line in the view's status, never a traceback.
 
 Each view displays itself (``display(view)`` or a cell ending in ``view``)
