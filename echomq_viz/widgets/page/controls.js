@@ -165,3 +165,95 @@ export function statusLine() {
     },
   };
 }
+
+// A button for what needs Redis: a click asks whether a kernel listens and, without one, says in one
+// line on `status` that `what` needs it; with one it sends `message()` (the values the page shows
+// now, which the kernel checks against its bounds) and the kernel answers through the model.
+export function kernelButton(model, { label, what, status, message }) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = label;
+  button.setAttribute("data-lm-suppress-shortcuts", "true");
+  button.addEventListener("keydown", (event) => event.stopPropagation());
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    status.show("asking the kernel…");
+    const heard = await askKernel(model);
+    button.disabled = false;
+    if (!heard) {
+      status.show(`${what} ${NEEDS_KERNEL}.`, "bad");
+      return;
+    }
+    status.show("running on Redis…");
+    try {
+      model.send(message());
+    } catch (error) {
+      status.show(`${what} ${NEEDS_KERNEL}.`, "bad");
+    }
+  });
+  return button;
+}
+
+// One value shared by views in one page under a key (a DoubleView following a FrontierView):
+// publish(value) tells the others, onValue hears theirs; the kernel is told nothing. `key` is a
+// function: a view displayed before it was linked learns its key later (call refresh on a change).
+export function sharedValue(key, onValue) {
+  const bus = (globalThis.__emqShared = globalThis.__emqShared || new EventTarget());
+  const me = {};
+  let heardOn = "";
+  const heard = (event) => {
+    if (event.detail.from !== me) onValue(event.detail.value);
+  };
+  const shared = {
+    refresh() {
+      const now = key() || "";
+      if (now === heardOn) return;
+      if (heardOn) bus.removeEventListener(heardOn, heard);
+      heardOn = now;
+      if (now) bus.addEventListener(now, heard);
+    },
+    publish(value) {
+      shared.refresh();
+      if (heardOn) bus.dispatchEvent(new CustomEvent(heardOn, { detail: { from: me, value } }));
+    },
+    close() {
+      if (heardOn) bus.removeEventListener(heardOn, heard);
+      heardOn = "";
+    },
+  };
+  shared.refresh();
+  return shared;
+}
+
+// A range over a list of [label, value] choices (the model's `choices`, e.g. priorities that are
+// not one apart), bound to the model's `name`, which holds the value; the readout shows the label
+export function choiceSlider(model, { name, label, choices, onInput }) {
+  const id = uid(`emq-${name}`);
+  const row = document.createElement("div");
+  row.className = "emq-row";
+  row.innerHTML = `<label class="emq-name" for="${id}">${esc(label)}</label>`
+    + `<input type="range" id="${id}" min="0" step="1" data-lm-suppress-shortcuts="true">`
+    + `<output for="${id}" aria-hidden="true"></output>`;
+  const input = row.querySelector("input");
+  const output = row.querySelector("output");
+  const list = () => model.get(choices) || [];
+  const update = () => {
+    const options = list();
+    const at = Math.max(0, options.findIndex(([, value]) => value === model.get(name)));
+    input.max = String(options.length - 1);
+    if (Number(input.value) !== at) input.value = String(at);
+    const [shown, value] = options[at] || ["", 0];
+    output.textContent = `${shown} = ${thousands(value)}`;
+    input.setAttribute("aria-valuetext", output.textContent);
+  };
+  input.setAttribute("aria-label", label);
+  input.addEventListener("input", () => {
+    const chosen = list()[Math.round(Number(input.value))];
+    if (!chosen) return;
+    model.set(name, chosen[1]);
+    if (onInput) onInput(chosen[1]);
+  });
+  input.addEventListener("keydown", (event) => event.stopPropagation());
+  update();
+  return { row, input, update };
+}

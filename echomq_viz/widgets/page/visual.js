@@ -163,3 +163,28 @@ export const VIEW_CSS = `
 .jupyter-widgets-disconnected:has(> .emq-view)::before { display: none !important; }
 .jupyter-widgets-disconnected:has(> .emq-view) { opacity: 1 !important; }
 `;
+
+// A tier band's fill, as echomq_viz.core.colours.band_style: even tiers (the darker colours) a
+// stronger tint hatched "//" in the tier colour, odd ones a pale plain tint, so neighbouring bands
+// differ in pattern and lightness as well as hue
+export function bandStyle(priority) {
+  const even = BigInt(priority) % 2n === 0n;
+  return { color: tierColor(priority), fillOpacity: even ? 0.24 : 0.12, edgeOpacity: 0.5, hatch: even ? "//" : null };
+}
+
+// A band of tier `priority` filling x, y, w, h; `patternId` names the <pattern> of its hatch, if it has
+// one (bandPattern writes it into the SVG's <defs>)
+export function band(x, y, w, h, priority, patternId) {
+  const style = bandStyle(priority);
+  let out = rect(x, y, w, h, { fill: style.color, "fill-opacity": style.fillOpacity });
+  if (style.hatch) out += rect(x, y, w, h, { fill: `url(#${patternId})` });
+  return out;
+}
+export function bandPattern(patternId, priority, spacing = 6) {
+  const style = bandStyle(priority);
+  // vertical lines turned 45° clockwise: "/" on the screen, as matplotlib's hatch
+  return `<pattern${attrs({ id: patternId, patternUnits: "userSpaceOnUse", width: spacing, height: spacing,
+    patternTransform: "rotate(45)" })}>`
+    + line(0, 0, 0, spacing, { stroke: style.color, "stroke-opacity": style.edgeOpacity, "stroke-width": 1.2 })
+    + "</pattern>";
+}
