@@ -1,81 +1,157 @@
-"""Notebook 04's bands: tiers as bands of the score axis, with real jobs inside them."""
+"""Notebook 04's bands: tiers as bands of the score axis, with real jobs inside them.
+
+The page draws it (``page/bands.js``): the bands of each tier up close and at
+full scale, the jobs as points, and the edge between two tiers on the number
+line. Python fills the demo queue on Redis and sends the page what Redis then
+holds: every job as ``[priority, counter]``, its stored score split in two
+(``ZRANGE ... WITHSCORES``, in pop order; at most :data:`JOBS_MAX` of them, so
+the page gets every job, never a sample), and the counts
+``getCountsPerPriority-2`` returns. The edge slider moves in the page alone;
+tiers, jobs and "pc starts at" reach the kernel when let go, are checked
+against the bounds it holds, and refill the queue.
+"""
 
 from __future__ import annotations
 
-import html
+import contextlib
+from typing import Iterator
 
-import ipywidgets as w
+import traitlets
 
-from echomq_viz.figures import plots
 from echomq_viz.core.checks import check_int
-from echomq_viz.experiments.live import Demo, seeded_priorities
 from echomq_viz.core.score import COUNTER_MASK, priority_score, split_score
-from echomq_viz.widgets.canvas import figure
-from echomq_viz.widgets.view import SLIDER_STYLE, WIDE, View, require_demo, tiers_text
+from echomq_viz.experiments.live import Demo, seeded_priorities
+from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.view import require_demo, tiers_text
 
-__all__ = ["BandsView"]
+__all__ = ["BandsView", "BandsFigure", "TIERS_MAX", "JOBS_MIN", "JOBS_MAX", "START_MAX"]
+
+TIERS_MAX = 8
+JOBS_MIN, JOBS_MAX = 10, 5000
+START_MAX = COUNTER_MASK - JOBS_MAX  # the batch's counters never wrap past 2³² − 1
+_KERNEL_ONLY = ("points", "counts", "ran")  # what Redis holds: the page never writes it
 
 
-class BandsView(View):
+class BandsFigure(PageFigure):
+    """The bands' page model: the three values a refill reads, the edge the
+    page shows, and what Redis held after the last refill."""
+
+    module = "bands"
+    tiers = traitlets.Int(4).tag(sync=True)
+    jobs = traitlets.Int(200).tag(sync=True)
+    start = traitlets.Int(0).tag(sync=True)
+    edge = traitlets.Int(1).tag(sync=True)  # the page's alone: the edge after this tier
+    points = traitlets.List().tag(sync=True)  # [[priority, counter], ...] of every job, in pop order
+    counts = traitlets.List().tag(sync=True)  # [[tier, jobs], ...] from getCountsPerPriority-2
+    ran = traitlets.Dict().tag(sync=True)  # {tiers, jobs, start}: what points and counts were read for
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        return {"tiers": (1, TIERS_MAX), "jobs": (JOBS_MIN, JOBS_MAX), "start": (0, START_MAX),
+                "edge": (1, TIERS_MAX - 1)}
+
+    @traitlets.validate("tiers", "jobs", "start", "edge")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+    @traitlets.validate(*_KERNEL_ONLY)
+    def _from_redis(self, proposal: dict) -> object:
+        """What Redis holds is written by the kernel alone; the page sending it is refused."""
+        name = proposal["trait"].name
+        kept = self.__dict__.setdefault("_kernel_values", {})
+        if self.__dict__.get("_writing"):
+            kept[name] = proposal["value"]
+            return proposal["value"]
+        self.status = f"refused {name}: only the kernel writes it, from what Redis holds"
+        return kept.get(name, proposal["trait"].default())
+
+    @contextlib.contextmanager
+    def _kernel_writes(self) -> Iterator[None]:
+        self.__dict__["_writing"] = True
+        try:
+            with self.hold_sync():
+                yield
+        finally:
+            self.__dict__["_writing"] = False
+
+
+class BandsView(PageView):
     """Tiers as bands of the score axis, with real jobs from the demo queue
-    as points inside them, and a zoom on the edge between two tiers.
+    as points inside them, up close and at full scale, and the edge between
+    two tiers, all drawn in the page.
 
-    Sliders act on release: each change refills the demo queue on Redis.
+    Tiers, jobs and "pc starts at" act when let go: each change refills the
+    demo queue on Redis. The edge slider only changes what is drawn.
     """
 
-    def __init__(self, demo: Demo, *, tiers: int = 4, jobs: int = 200, start: int = 0,
-                 seed: int = 4) -> None:
+    shown_traits = ("tiers", "jobs", "start", "edge")
+
+    def __init__(self, demo: Demo, *, tiers: int = 4, jobs: int = 200, start: int = 0, seed: int = 4,
+                 edge: int = 1) -> None:
         demo = require_demo(demo)
-        tiers = check_int("tiers", tiers, 1, 8)
-        jobs = check_int("jobs", jobs, 10, 5000)
-        start = check_int("start", start, 0, COUNTER_MASK - 5000)
+        tiers = check_int("tiers", tiers, 1, TIERS_MAX)
+        jobs = check_int("jobs", jobs, JOBS_MIN, JOBS_MAX)
+        start = check_int("start", start, 0, START_MAX)
         seed = check_int("seed", seed, 0, 2**32)
-        super().__init__()
+        edge = check_int("edge", edge, 1, TIERS_MAX - 1)
         self.demo, self.seed = demo, seed
-        self.counts: dict[int, int] = {}
-        self.fig = figure(8.4, 4.6)
-        self.close_up = plots.draw_bands(self.fig.add_axes((0.08, 0.11, 0.5, 0.8)), 8, zoomed=True)
-        self.full = plots.draw_bands(self.fig.add_axes((0.69, 0.52, 0.29, 0.39)), 8)
-        self.close_up.points.axes.set_title("the jobs up close", fontsize=10)
-        self.full.points.axes.set_title("at full scale", fontsize=10)
-        self.edge = plots.draw_tier_boundary(self.fig.add_axes((0.69, 0.11, 0.29, 0.13)), 1)
-        self.tiers = w.IntSlider(value=tiers, min=1, max=8, description="tiers",
-                                 continuous_update=False, style=SLIDER_STYLE, layout=WIDE)
-        self.jobs = w.IntSlider(value=jobs, min=10, max=5000, step=10, description="jobs",
-                                continuous_update=False, style=SLIDER_STYLE, layout=WIDE)
-        self.start = w.IntSlider(value=start, min=0, max=COUNTER_MASK - 5000, description="pc starts at",
-                                 readout_format=",d", continuous_update=False, style=SLIDER_STYLE,
-                                 layout=WIDE)
-        self.counts_label = w.HTML()
-        self.widget = w.VBox([self.tiers, self.jobs, self.start, self.fig.canvas, self.caption,
-                              self.counts_label, self.status.widget])
-        self._on_change([self.tiers, self.jobs, self.start], self.refresh, disable=True)
+        super().__init__(BandsFigure(tiers=tiers, jobs=jobs, start=start, edge=edge))
+        self._on_figure_change(["tiers", "jobs", "start"], self._follow)
         self.refresh()
 
     def __repr__(self) -> str:
-        return (f"BandsView(tiers={self.tiers.value}, jobs={self.jobs.value}, "
-                f"start={self.start.value})")
+        f = self.figure
+        return f"BandsView(tiers={f.tiers}, jobs={f.jobs}, start={f.start})"
+
+    @property
+    def counts(self) -> dict[int, int]:
+        """Jobs per tier, as ``getCountsPerPriority-2`` counted them after the last refill."""
+        return {int(p): int(n) for p, n in self.figure.counts}
+
+    def set(self, *, tiers: int | None = None, jobs: int | None = None, start: int | None = None,
+            edge: int | None = None) -> "BandsView":
+        """Move the sliders from code, as the page does: every value is checked
+        first (none moves if one is refused), then one refill on Redis if
+        tiers, jobs or start changed."""
+        moves = {name: check_int(name, value, *self.figure.bounds()[name])
+                 for name, value in (("tiers", tiers), ("jobs", jobs), ("start", start), ("edge", edge))
+                 if value is not None}
+        with self._quietly(), self.figure.hold_sync():
+            for name, value in moves.items():
+                setattr(self.figure, name, value)
+        if self._stale():
+            self.refresh()
+        return self
+
+    def _stale(self) -> bool:
+        f = self.figure
+        return f.ran != {"tiers": f.tiers, "jobs": f.jobs, "start": f.start}
+
+    def _follow(self) -> None:
+        if self._stale():  # the page may send two values at once: the first refill reads both
+            self.refresh()
 
     def refresh(self) -> dict[int, int]:
-        """Refill the demo queue on Redis and redraw from what it holds."""
-        tiers = self.tiers.value
+        """Refill the demo queue on Redis and send the page what it then holds."""
+        f = self.figure
+        tiers, jobs, start = f.tiers, f.jobs, f.start
         self.demo.reset()
-        self.demo.set_counter(self.start.value)
-        self.demo.add_batch(seeded_priorities(self.seed, self.jobs.value, range(1, tiers + 1)))
-        scores = [e.score for e in self.demo.entries()]
-        plots.update_bands(self.close_up, scores, tiers)
-        plots.update_bands(self.full, scores, tiers)
-        self.counts = self.demo.counts(range(1, tiers + 1))
-        self.counts_label.value = html.escape(self.counts_text())
-        self._redraw_figure()
-        return self.counts
+        self.demo.set_counter(start)
+        self.demo.add_batch(seeded_priorities(self.seed, jobs, range(1, tiers + 1)))
+        points = [[entry.priority, entry.counter] for entry in self.demo.entries()]
+        counts = self.demo.counts(range(1, tiers + 1))
+        with f._kernel_writes():
+            f.points = points
+            f.counts = [[p, n] for p, n in counts.items()]
+            f.ran = {"tiers": tiers, "jobs": jobs, "start": start}
+        return counts
 
     def counts_text(self) -> str:
         parts = ", ".join(f"tier {p}: {n}" for p, n in self.counts.items())
         return f"getCountsPerPriority-2 on Redis: {parts}"
 
     def edge_text(self, priority: int = 1) -> str:
-        """The largest score of a tier against the smallest of the next."""
+        """The largest score of a tier against the smallest of the next (pure:
+        ``BandsView.edge_text(None, 3)`` needs no view)."""
         top = priority_score(priority, COUNTER_MASK)
         bottom = priority_score(priority + 1, 0)
         assert split_score(top)[0] == priority and split_score(bottom)[0] == priority + 1
@@ -84,8 +160,10 @@ class BandsView(View):
                 f"gap: {bottom - top}")
 
     def describe(self) -> str:
-        tiers, total = self.tiers.value, sum(self.counts.values())
-        parts = ", ".join(f"tier {p}: {n:,}" for p, n in self.counts.items())
-        return (f"{tiers_text(tiers).capitalize()} as bands of the score axis with {total:,} jobs as points, each inside "
-                f"its tier's band ({parts}), up close and at full scale; an inset shows the largest "
-                "tier-1 score and the smallest tier-2 score one apart.")
+        counts = self.counts
+        tiers = len(counts) or self.figure.tiers
+        edge = self.figure.edge
+        parts = ", ".join(f"tier {p}: {n:,}" for p, n in counts.items())
+        return (f"{tiers_text(tiers).capitalize()} as bands of the score axis with {sum(counts.values()):,} jobs as "
+                f"points, each inside its tier's band ({parts}), up close and at full scale; below them, the largest "
+                f"tier-{edge} score and the smallest tier-{edge + 1} score, one apart.")
