@@ -44,3 +44,32 @@ def page_calls(module: str, calls: list[tuple[str, dict]], folder: Path) -> list
                           timeout=120)
     assert done.returncode == 0, f"node exited {done.returncode}: {done.stderr.strip()[-2000:]}"
     return json.loads(done.stdout)
+
+
+def svg_problems(svg: str) -> list[str]:
+    """What breaks the visual system in a view's drawn SVG: wider than 840 px,
+    text under 12 px, text that reads under 4.5:1 on the white ground (text drawn
+    on a fill says so with data-on, and is checked by the browser tests)."""
+    import re
+
+    from echomq_viz.figures import visual
+
+    problems = []
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)"', svg).group(1))
+    if width > visual.MAX_FIGURE_PX:
+        problems.append(f"{width:g} px wide, more than {visual.MAX_FIGURE_PX}")
+    for attributes, words in re.findall(r"<text([^>]*)>([^<]*)</text>", svg):
+        size = float(re.search(r'font-size="([\d.]+)"', attributes).group(1))
+        if size < 12:
+            problems.append(f"{words!r} is {size:g} px")
+        fill = re.search(r'fill="(#[0-9a-fA-F]{6})"', attributes)
+        if fill and "data-on=" not in attributes and visual.contrast_ratio(fill.group(1), "white") < visual.MIN_CONTRAST:
+            problems.append(f"{words!r} in {fill.group(1)} reads at {visual.contrast_ratio(fill.group(1), 'white'):.1f}:1")
+    return problems
+
+
+def page_view_problems(view, folder: Path) -> list[str]:
+    """:func:`svg_problems` of a page view's figure as its module draws it now."""
+    state = {k: v for k, v in view.figure.get_state().items() if not k.startswith("_")}
+    (svg,) = page_calls(view.figure.module, [("still", state)], folder)
+    return svg_problems(svg)

@@ -113,16 +113,28 @@ def test_no_other_notation_in_figure_text():
             assert "_" not in words.replace("\n", ""), (name, words)
 
 
-def test_the_view_figures_fit_a_900_px_output(monkeypatch):
-    """Every view's figure, at its dpi, leaves room in a 900 px output area (the
+def _fits_and_reads(view, folder) -> None:
+    """A view's figure fits a 900 px output and every text reads: drawn in the page
+    (its module's SVG) or by matplotlib at its dpi."""
+    from echomq_viz.widgets.page_view import PageView
+    from page_runner import page_view_problems
+
+    if isinstance(view, PageView):
+        assert page_view_problems(view, folder) == [], repr(view)
+        return
+    fig = view.fig
+    assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX, repr(view)
+    size, text = visual.smallest_text_px(fig)
+    assert size >= visual.MIN_TEXT_PX, f"{view!r}: {text!r} is {size:.1f} px"
+
+
+def test_the_view_figures_fit_a_900_px_output(tmp_path):
+    """Every view's figure leaves room in a 900 px output area and reads (the
     views that need no Redis are built here; the browser tests measure the rest)."""
     from echomq_viz.widgets import ComparisonView, DoubleView, FrontierView, HeroView, IncludeGraphView
 
     for view in (HeroView(), ComparisonView(), DoubleView(), FrontierView(), IncludeGraphView()):
-        fig = view.fig
-        assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX, repr(view)
-        size, text = visual.smallest_text_px(fig)
-        assert size >= visual.MIN_TEXT_PX, f"{view!r}: {text!r} is {size:.1f} px"
+        _fits_and_reads(view, tmp_path)
 
 
 def _live_views(r):
@@ -156,16 +168,13 @@ def _live_views(r):
     demo.reset()
 
 
-def test_the_live_view_figures_fit_and_read(r):
+def test_the_live_view_figures_fit_and_read(r, tmp_path):
     """The views that need Redis, in the state their notebooks leave them: as wide as
     a 900 px output allows, every text 11 px or more; 06's figure draws every job read."""
     seen = []
     for view in _live_views(r):
         seen.append(type(view).__name__)
-        fig = view.fig
-        assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX, repr(view)
-        size, text = visual.smallest_text_px(fig)
-        assert size >= visual.MIN_TEXT_PX, f"{view!r}: {text!r} is {size:.1f} px"
+        _fits_and_reads(view, tmp_path)
         if hasattr(view, "map"):
             drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
             assert drawn == view.report.total == 47

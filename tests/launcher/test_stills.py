@@ -305,8 +305,15 @@ def test_the_views_the_prose_describes_are_stored_as_described():
     assert (hero["priority"], hero["counter"], hero["tiers"]) == (1, 1, 6)
     assert hero["live"] is False and hero["live_enabled"] is True
     race = _stored_controls("02-which-pops-first.ipynb", "ComparisonView(")
-    assert (race["job A priority"], race["job A counter"]) == (1, 4_000_000_000)
-    assert (race["job B priority"], race["job B counter"]) == (2, 1)
-    assert race["Your guess:"] is None
+    assert (race["a_priority"], race["a_counter"]) == (1, 4_000_000_000)
+    assert (race["b_priority"], race["b_counter"]) == (2, 1)
+    assert race["guess"] == "" and race["redis_answer"] == {} and race["run_enabled"] is True
     bands = _stored_controls("04-tiers-as-bands.ipynb", "BandsView(tiers=4, jobs=200, start=0)")
-    assert (bands["tiers"], bands["jobs"], bands["pc starts at"]) == (4, 200, 0)
+    assert (bands["tiers"], bands["jobs"], bands["start"], bands["edge"]) == (4, 200, 0, 1)
+    assert bands["ran"] == {"tiers": 4, "jobs": 200, "start": 0} and len(bands["points"]) == 200
+    graph = _stored_controls("08-every-path-scores-the-same-way.ipynb", "IncludeGraphView(")
+    assert graph["target"] == "includes/getPriorityScore" and graph["status"] == ""
+    paths = [_controls(_state(nb), data[VIEW]["model_id"]) for nb in [json.loads(
+        (ROOT / "notebooks" / "08-every-path-scores-the-same-way.ipynb").read_text(encoding="utf-8"))]
+        for data, _ in _views(nb) if data["text/plain"].startswith("PathView(")]
+    assert len(paths) == 7 and all(p["guess"] is None and p["result"] == {} for p in paths)  # unanswered

@@ -12,7 +12,7 @@ from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, is_exact, priority_sc
 from echomq_viz.redis_side.server import RedisServer
 from echomq_viz.widgets import (
     Answer, BandsView, ComparisonView, ConsumeView, FrontierView, HeroView, InspectorView, WrapView,
-    compare_on_redis, comparison_answer, one_line, packing_text, show_lua,
+    one_line, show_lua,
 )
 
 
@@ -32,57 +32,6 @@ def dead_demo():
     stale = Demo("viz-test", client=server.client(socket_timeout=1, socket_connect_timeout=1))
     server.stop()
     return stale
-
-
-# -- comparison ----------------------------------------------------------------------
-
-
-def test_comparison_hides_scores_until_a_guess():
-    view = ComparisonView(None)
-    bundle = view._repr_mimebundle_()[0]
-    assert "image/png" not in bundle and view.fig.canvas.layout.visibility == "hidden"
-    view.predict("A")
-    assert view.fig.canvas.layout.visibility == "visible"
-    assert "image/png" in view._repr_mimebundle_()[0]
-    assert bundle["text/plain"] == "ComparisonView(a=(1, 4000000000), b=(2, 1), prediction=None)"
-
-
-@pytest.mark.parametrize(
-    "a, b",
-    [((1, 4_000_000_000), (2, 1)), ((2, 4_000_000_000), (2, 1)), ((1, COUNTER_MASK), (2, 0)),
-     ((3, 10), (3, 9)), ((5, 0), (1, COUNTER_MASK))],
-)
-def test_comparison_on_redis_matches_the_prediction(demo, a, b):
-    view = ComparisonView(demo, a=a, b=b)
-    view.predict("A")
-    expected = "A" if priority_score(*a) < priority_score(*b) else "B"
-    assert f"{expected} has the smaller score" in view.verdict_text()
-    result = view.run_on_redis()
-    assert result.popped == expected
-    assert (result.score_a, result.score_b) == (priority_score(*a), priority_score(*b))
-    assert ("you were right" in view.redis_text) == (expected == "A")
-
-
-def test_run_button_is_disabled_while_busy(demo):
-    view = ComparisonView(demo)
-    seen = []
-    original = demo.compare
-
-    def spying_compare(a, b):
-        seen.append(view.run_button.disabled)
-        return original(a, b)
-
-    demo.compare = spying_compare
-    view.run_button.click()
-    assert seen == [True] and not view.run_button.disabled
-    assert view.redis_text.startswith("Redis popped job A first")
-
-
-def test_comparison_error_is_one_line(dead_demo):
-    view = ComparisonView(dead_demo)
-    view.run_button.click()
-    assert view.status.text.startswith("error: ") and len(view.status.text.splitlines()) == 1
-    assert not view.run_button.disabled  # usable again once Redis is back
 
 
 # -- consume ---------------------------------------------------------------------------
@@ -112,63 +61,13 @@ def test_consume_table_is_what_redis_holds(demo):
     assert len(demo.entries()) == 3 and view.popped == []
 
 
-# -- bands ---------------------------------------------------------------------------------
-
-
-def test_bands_show_real_jobs_inside_their_tiers(demo):
-    view = BandsView(demo, tiers=3, jobs=60, start=0, seed=2)
-    drawn = seeded_priorities(2, 60, range(1, 4))
-    assert view.counts == {p: drawn.count(p) for p in (1, 2, 3)}
-    offsets = view.full.points.get_offsets()
-    assert len(offsets) == 60
-    for (counter, y), entry in zip(offsets, demo.entries()):
-        assert counter == entry.counter and int(y) == entry.priority  # inside its own band
-    assert all(not s.get_visible() for s in view.full.spans[3:])
-
-
-def test_bands_start_slider_moves_the_batch(demo):
-    view = BandsView(demo, tiers=2, jobs=20, start=0)
-    view.start.value = 3_000_000_000
-    counters = sorted(e.counter for e in demo.entries())
-    assert counters == list(range(3_000_000_001, 3_000_000_021))
-    assert all(tier_bounds(e.priority)[0] <= e.score <= tier_bounds(e.priority)[1] for e in demo.entries())
-    assert not view.start.continuous_update and not view.start.disabled
-
-
-def test_bands_refresh_is_busy_and_sets_pc_through_the_demo(demo):
-    view = BandsView(demo, tiers=2, jobs=20, start=0)
-    seen = []
-    set_counter, add_batch = demo.set_counter, demo.add_batch
-
-    def spying_set_counter(value):
-        seen.append(("pc", value))
-        return set_counter(value)
-
-    def spying_add_batch(priorities, *args, **kwargs):
-        seen.append(("disabled", [s.disabled for s in (view.tiers, view.jobs, view.start)]))
-        return add_batch(priorities, *args, **kwargs)
-
-    demo.set_counter, demo.add_batch = spying_set_counter, spying_add_batch
-    view.start.value = 1_000
-    assert seen == [("pc", 1_000), ("disabled", [True, True, True])]
-    assert not any(s.disabled for s in (view.tiers, view.jobs, view.start))
-    assert min(e.counter for e in demo.entries()) == 1_001
-
-
-def test_bands_edge_text_is_one_apart():
-    text = BandsView.edge_text(None, 3)  # pure: needs no Redis
-    assert f"{priority_score(3, COUNTER_MASK):,}" in text and text.endswith("gap: 1")
-
-
 def test_views_take_numpy_integers(demo):
     view = ComparisonView(demo, a=(np.int64(1), np.uint32(5)), b=(np.int8(2), np.uint64(1)))
-    assert view.run_on_redis().popped == "A"
+    assert view.predict("A").run_on_redis().popped == "A"
     frontier = FrontierView(demo, priority=np.int64(2**21), first_counter=np.int64(4), width=np.int64(16))
     assert len(frontier.run_on_redis()) == 16
     wrap = WrapView(demo, start=np.int64(2**32 - 3), jobs=np.int64(4), priority=np.int64(3))
     assert wrap.run() == ["3", "4", "1", "2"]
-    bands = BandsView(demo, tiers=np.int64(3), jobs=np.int64(20), start=np.int64(5), seed=np.int64(3))
-    assert sum(bands.counts.values()) == 20
     consume = ConsumeView(demo, priorities=np.array([2, 1, 3]), waiting=np.int64(1))
     assert [job.id for job in consume.drain()] == consume.expected_order()
 
@@ -311,18 +210,6 @@ def caption_of(view) -> str:
     return view.describe()
 
 
-def test_comparison_caption_waits_for_the_guess_then_names_both_scores():
-    view = ComparisonView(None, a=(1, 4_000_000_000), b=(2, 1))
-    assert "hidden until you guess" in caption_of(view)
-    view.predict("B")
-    text = caption_of(view)
-    assert f"job A (priority 1, counter 4,000,000,000) scores {priority_score(1, 4_000_000_000):,}" in text
-    assert f"job B (priority 2, counter 1) scores {priority_score(2, 1):,}" in text
-    assert text.endswith("A pops first.")
-    view.a_priority.value = 3
-    assert caption_of(view).endswith("B pops first.") and "job A (priority 3," in caption_of(view)
-
-
 def test_consume_caption_names_the_last_pop_and_what_is_left(demo):
     view = ConsumeView(demo, priorities=[2, 1, 2], waiting=1)
     assert caption_of(view).startswith("Queue strip: 4 jobs left, next out job 4 (wait list)")
@@ -336,25 +223,16 @@ def test_consume_caption_names_the_last_pop_and_what_is_left(demo):
     assert caption_of(view).startswith("Queue strip: empty")
 
 
-def test_bands_caption_counts_each_tier_after_a_slider_change(demo):
-    view = BandsView(demo, tiers=2, jobs=20, start=0, seed=2)
-    view.tiers.value = 3
-    text = caption_of(view)
-    assert text.startswith("Tiers 1-3 as bands of the score axis with 20 jobs as points")
-    assert ", ".join(f"tier {p}: {n}" for p, n in view.counts.items()) in text
-    assert sum(view.counts.values()) == 20
-
-
 def test_frontier_and_wrap_captions_follow_their_state(demo):
     frontier = FrontierView(None, priority=2**21, first_counter=4)
     rounded = sum(not is_exact(2**21, c) for c in range(4, 20))
-    assert f"priority 2,097,152: {rounded} of 16 rounded" in caption_of(frontier)
-    frontier.priority.value = 2**21 - 1
-    assert "priority 2,097,151: 0 of 16 rounded" in caption_of(frontier)
+    assert f"2 apart: {rounded} of 16 rounded" in frontier.describe()
+    frontier.set(priority=2**21 - 1)
+    assert "1 apart: 0 of 16 rounded" in frontier.describe()
     wrap = WrapView(demo, start=TIER_SPAN - 3, jobs=4, priority=3)
-    assert "not run yet" in caption_of(wrap)
-    wrap.run_button.click()
-    assert "arrival order 1 2 3 4; pop order 3 4 1 2" in caption_of(wrap)
+    assert "not filed yet" in wrap.describe()
+    wrap.figure._handle_custom_msg({"kind": "run", "start": TIER_SPAN - 3}, [])  # the page's button
+    assert "arrival order 1 2 3 4 with counter parts 4,294,967,294 4,294,967,295 0 1; pop order 3 4 1 2" in wrap.describe()
 
 
 def test_inspector_caption_counts_what_it_drew(demo, redis_server):
@@ -375,30 +253,20 @@ def test_a_failing_action_is_one_line_and_frees_its_controls(demo):
         raise RuntimeError("Redis went away\nsecond line")
 
     consume = ConsumeView(demo, priorities=[1, 2], waiting=0)
-    bands = BandsView(demo, tiers=2, jobs=20)
     frontier = FrontierView(demo)
     wrap = WrapView(demo)
     demo.pop = demo.drain = demo.reset = boom
     buttons = [consume.refill_button, consume.step_button, consume.drain_button]
-    sliders = [bands.tiers, bands.jobs, bands.start]
     cases = [(consume, consume.step_button.click, buttons), (consume, consume.drain_button.click, buttons),
              (consume, consume.refill_button.click, buttons),
-             (frontier, frontier.run_button.click, [frontier.run_button]),
-             (wrap, wrap.run_button.click, [wrap.run_button]),
-             (bands, lambda: setattr(bands.jobs, "value", 30), sliders)]
+             (frontier, lambda: frontier.figure._handle_custom_msg({"kind": "run", "priority": 2**21,
+                                                                     "first_counter": 4}, []), []),
+             (wrap, lambda: wrap.figure._handle_custom_msg({"kind": "run", "start": TIER_SPAN - 3}, []), [])]
     for view, act, controls in cases:
         view.status.note("a stale note")
         act()
         assert view.status.text == "error: RuntimeError: Redis went away"  # cleared first, then one line
         assert not any(control.disabled for control in controls)
-
-
-def test_a_control_disabled_before_the_click_stays_disabled_after_it():
-    view = ComparisonView(None)
-    assert view.run_button.disabled  # no Demo, no Redis to run on
-    view.run_button.click()  # code (or a crafted message) can still click it
-    assert view.status.text.startswith("error: RuntimeError: this view was made without a Demo")
-    assert view.run_button.disabled
 
 
 # -- bad input, values given in code: refused, never clamped ----------------------------------------
@@ -455,16 +323,6 @@ def test_views_on_a_demo_refuse_bad_values_and_write_nothing(filled_demo, keyspa
         make(filled_demo)
 
 
-def test_slider_values_out_of_range_are_clamped():
-    # A slider can only hold values of its range: ipywidgets clamps numbers to
-    # the bounds, and the view shows exactly the clamped value. (The views drawn
-    # in the page refuse such a value instead: tests/widgets/test_hero.py.)
-    view = ComparisonView(None, max_priority=5)
-    view.b_priority.value = 50
-    view.b_counter.value = -1
-    assert view.job_b == (5, 0) and view.status.text == ""
-
-
 def _click_and_read(view) -> str:
     view.run_button.click()
     assert not view.run_button.disabled  # usable again
@@ -505,11 +363,11 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
     restarted = None
     try:
         demo = Demo("viz-fault", client=connect(server.url, timeout=2))
-        comparison = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
+        comparison = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1)).predict("A")
         consume = ConsumeView(demo, priorities=[2, 1, 3], waiting=1)
         hero = HeroView(demo)
-        comparison.run_button.click()
-        assert comparison.redis_text.startswith("Redis popped job A first") and comparison.status.text == ""
+        comparison._run()  # its page's "Run it on Redis"
+        assert "Redis popped job A first" in comparison.redis_text and comparison.status.text == ""
 
         # Redis goes away in the middle of "Pop one": after the pop, before the table is read.
         real_pop = demo.pop
@@ -525,13 +383,13 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         assert not server.running
         hero.switch_live(True)  # adds on Redis at once: fails, shown in the view
         hero.set(counter=12)
-        comparison.run_button.click()
+        comparison._run()
         for view in (consume, hero, comparison):
             text = view.status.text
             assert text.startswith("error: ConnectionError") and one_clear_line(text) and len(text) < 260, text
-            shown = view.figure.status if view is hero else view.status.widget.value  # hero: drawn in the page
+            shown = view.figure.status if view in (hero, comparison) else view.status.widget.value  # drawn in the page
             assert "Traceback" not in shown
-        assert not any(button.disabled for button in consume._buttons) and not comparison.run_button.disabled
+        assert not any(button.disabled for button in consume._buttons)
         assert "Exception in callback" not in caplog.text
 
         # A new server on the same address: the same views work again, the error line goes.
@@ -542,12 +400,12 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         hero.set(counter=99)
         assert hero.status.text == "" and hero.live_text.endswith("equal")
         comparison.redis_text = ""
-        comparison.run_button.click()  # the very same click that failed before
-        assert comparison.redis_text.startswith("Redis popped job A first")
+        comparison._run()  # the very same click that failed before
+        assert "Redis popped job A first" in comparison.redis_text
         assert comparison.status.text == "", "a stale error stays under a view that works again"
-        comparison.a_priority.value = 3
-        comparison.run_button.click()
-        assert comparison.redis_text.startswith("Redis popped job B first")
+        comparison.set(a=(3, 4_000_000_000))
+        comparison._run()
+        assert "Redis popped job B first" in comparison.redis_text
     finally:
         server.stop()
         if restarted is not None:
@@ -599,17 +457,6 @@ def test_guess_first_views_start_unanswered_and_only_an_act_answers_them(demo):
     assert not hero.guess_first and hero._repr_mimebundle_()[1]["echomq_viz"]["guess_first"] is False
 
 
-def test_packing_view_starts_at_a_budget_that_does_not_fit_the_jobs(demo):
-    from echomq_viz.experiments.designs import EXERCISE_ANSWER
-    from echomq_viz.widgets import PackingView
-
-    view = PackingView(demo)
-    assert view.widths == (8, 8, 32) and view.outcome is None and not view.answered()
-    assert "cannot be packed" in view.text()
-    view.set(tenant_bits=11, priority_bits=10)
-    assert view.answered() and view.text() == packing_text(demo, EXERCISE_ANSWER)
-
-
 def test_an_answer_is_folded_and_its_text_plain_holds_no_answer():
     answer = Answer("Guessed? Open to see", "A pops first <b>")
     page = answer._repr_html_()
@@ -617,14 +464,3 @@ def test_an_answer_is_folded_and_its_text_plain_holds_no_answer():
     assert "A pops first &lt;b&gt;" in page and "A pops first" not in repr(answer)
     with pytest.raises(ValueError, match="text must not be empty"):
         Answer("summary", "")
-
-
-def test_compare_on_redis_is_what_the_view_shows_once_guessed_and_run(demo):
-    view = ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))
-    text = compare_on_redis(demo, (1, 4_000_000_000), (2, 1))
-    assert view.prediction.value is None and view.result is None  # the view was not touched
-    view.predict("A")
-    result = view.run_on_redis()
-    assert text == view.verdict_text() + (f"\nRedis popped job A first (stored scores A {int(result.score_a):,}, "
-                                          f"B {int(result.score_b):,})")
-    assert "ZPOPMIN pops A first" in comparison_answer(demo, (1, 4_000_000_000), (2, 1))._repr_html_()
