@@ -278,7 +278,8 @@ class PackingFigure(_KernelOnly, PageFigure):
     outcome = traitlets.Dict().tag(sync=True)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
-        widths = {name: getattr(self, name) for name in ("tenant_bits", "priority_bits", "arrival_bits")}
+        # as last accepted: a message of several widths is taken one width at a time
+        widths = {name: self.accepted(name) for name in ("tenant_bits", "priority_bits", "arrival_bits")}
         total = sum(widths.values())  # no three past one double's 64 bits: each gets what the others leave
         return {name: (0, min(EXACT_BITS, BUDGET_CEILING - (total - width))) for name, width in widths.items()}
 

@@ -39,6 +39,15 @@ class PageFigure(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._answer)
+        # every bounded value as it starts: what a refused value goes back to, and what the
+        # bounds of another value are reckoned from while a message is being taken
+        self.__dict__.setdefault("_good_values", {}).update({name: getattr(self, name) for name in self.bounds()})
+
+    def accepted(self, name: str) -> Any:
+        """A bounded value as last accepted. While a message from the page is
+        being taken, the attribute already holds the value proposed: bounds
+        that depend on other values reckon from these instead."""
+        return self.__dict__.get("_good_values", {}).get(name, getattr(self, name))
 
     def _answer(self, _widget: object, content: object, _buffers: object) -> None:
         """The page asks whether a kernel listens before it offers Redis (controls.js askKernel)."""
@@ -48,7 +57,10 @@ class PageFigure(anywidget.AnyWidget):
     def set_state(self, sync_data: dict) -> None:
         """Values from the page: one of the wrong kind (a text for a number, a
         float for a whole number) is refused in one line like one out of
-        bounds, and the others of the message are taken."""
+        bounds, and the others of the message are taken. A new message ends
+        the last one's refusal line."""
+        if self.status.startswith("refused "):
+            self.status = ""
         taken = {}
         for name, value in sync_data.items():
             trait = self.traits().get(name)
@@ -84,8 +96,6 @@ class PageFigure(anywidget.AnyWidget):
             self.status = (f"refused {name} {value!r}: it must be a whole number in "
                            f"{thousands(low)}..{thousands(high)}")
             return good.get(name, trait.default())
-        if self.status.startswith("refused "):  # a good value ends the refusal's line
-            self.status = ""
         good[name] = value
         return value
 

@@ -1,4 +1,5 @@
-"""The designs that fail (lua/designs/, echomq_viz.experiments.designs and its views), on real Redis servers."""
+"""The designs that fail (lua/designs/, echomq_viz.experiments.designs), on real Redis servers; their views
+(echomq_viz.widgets.designs) are tested in tests/widgets/test_designs_views.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from echomq_viz.core.keys import Keys
 from echomq_viz.experiments.live import Demo
 from echomq_viz.core.score import TIER_SPAN, split_stored
 from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts, resolve_includes
-from echomq_viz.redis_side.server import RedisServer
-from echomq_viz.widgets import DesignsView, PackingView
 
 SCENARIO = {scenario.key: scenario for scenario in SCENARIOS}
 
@@ -242,121 +241,3 @@ def test_the_pack_script_wants_an_empty_set_of_its_own_queue(r, keyspace):
     with pytest.raises(ResponseError, match="KEYS\\[1\\] must be the key prefix"):
         pack_script(r)(keys=["emq:{orders}:prioritized"], args=[Keys.base(demo.ctx), *job])
     assert keyspace() == before
-
-
-# -- the views --------------------------------------------------------------------------
-
-
-def test_the_designs_view_switch_runs_each_design_and_updates_in_place(runner):
-    view = DesignsView(runner)
-    fig, count = view.fig, sum(len(ax.get_children()) for ax in view.fig.axes)
-    assert view.outcome.scenario.key == "fifo" and "arrivalInHighBits.lua" in view.lua.value
-    view.switch.value = "popmax"  # a reader's click
-    assert view.status.text == "" and " ".join(view.outcome.design_order) == DESIGN_ORDERS["popmax"]
-    assert [t.get_text().split()[0] for t in view.design_strip.texts[:6]] == DESIGN_ORDERS["popmax"].split()
-    assert view.fig is fig and sum(len(ax.get_children()) for ax in fig.axes) == count
-    assert "ZPOPMAX" in view.lua.value and "worst tier" in view.reason.value
-    assert view.select("nomod").design_order == ("1", "3", "2", "4") and view.switch.value == "nomod"
-    with pytest.raises(ValueError, match="scenario must be one of fifo, popmax"):
-        view.select("lifo")
-    assert view.switch.value == "nomod"
-
-
-def test_the_designs_view_shows_a_lost_redis_as_one_line():
-    server = RedisServer().start()
-    runner = DesignRunner(server.client(socket_timeout=1, socket_connect_timeout=1))
-    view = DesignsView(runner)
-    server.stop()
-    view.switch.value = "clock-tie"
-    assert view.status.text.startswith("error: ConnectionError") and "\n" not in view.status.text
-
-
-def test_the_packing_view_checks_each_budget_live(r):
-    view = PackingView(Demo("viz-09-pack", client=r))
-    # it starts unanswered: 8 + 8 + 32 bits are too few for tenant 1999, and the reader finds more
-    assert view.widths == (8, 8, 32) and view.outcome is None and view.status.text == ""
-    assert view.text().startswith("tenant 1,999 needs 11 bits, 8 hold 0..255")
-    outcome = view.set(tenant_bits=11, priority_bits=10)
-    assert outcome.order == outcome.right_order and view.text().startswith("fits in 53 bits")
-    view.sliders[0].value = 10  # a reader's drag: tenant 1999 no longer fits
-    assert view.status.text == "" and view.outcome is None  # the reader's answer, not a fault
-    assert view.text().startswith("tenant 1,999 needs 11 bits, 10 hold 0..1,023")
-    outcome = view.set(tenant_bits=11, priority_bits=11)
-    assert outcome.rounded and view.text().startswith("54 bits: check_budget refuses it")
-    assert view.bar.title.get_text() == "54 bits: 1 past the 53 a double keeps exact"
-    with pytest.raises(ValueError, match="arrival_bits must be in 0..53"):
-        view.set(arrival_bits=60)
-    assert view.widths == (11, 11, 32)
-
-
-def test_designs_view_select_runs_once_and_raises_what_goes_wrong(runner):
-    from test_widgets import caption_of
-
-    view = DesignsView(runner)
-    runs = []
-    run = runner.run
-    runner.run = lambda scenario: runs.append(scenario.key) or run(scenario)
-    view.select("popmax")
-    assert runs == ["popmax"]  # moved from code: the switch's own callback stays quiet
-    assert caption_of(view) == (f"Two pop orders of the same 6 jobs (six jobs in three tiers), first out at the "
-                                f"left. The real scripts pop {' '.join(view.outcome.right_order)}; the wrong "
-                                f"design, ZPOPMAX instead of ZPOPMIN, pops {DESIGN_ORDERS['popmax']}: "
-                                "a different order.")
-    view.switch.value = "nomod"  # a reader's click runs it once too
-    assert runs == ["popmax", "nomod"]
-    assert caption_of(view).endswith(f"scripts pop {' '.join(view.outcome.right_order)}; the wrong design, "
-                                     "no % 0x100000000 on the counter, pops 1 3 2 4: a different order.")
-
-
-def test_designs_view_select_on_a_lost_redis_raises_and_frees_the_switch():
-    server = RedisServer().start()
-    view = DesignsView(DesignRunner(server.client(socket_timeout=1, socket_connect_timeout=1)))
-    server.stop()
-    with pytest.raises(Exception, match="Connection|connect"):
-        view.select("popmax")
-    assert view.status.text == "" and view.switch.value == "popmax" and not view.switch.disabled
-    view.rerun_button.click()
-    assert view.status.text.startswith("error: ConnectionError") and not view.rerun_button.disabled
-
-
-def test_packing_view_caption_follows_the_sliders(r):
-    from test_widgets import caption_of
-
-    view = PackingView(Demo("viz-09-pack", client=r))
-    assert caption_of(view) == ("One score's 64 bits, bit 63 at the left, shared out as tenant 8, priority 8, "
-                                "arrival 32 bits (arrival lowest): 48 in all, within the 53 a double keeps exact.")
-    view.set(tenant_bits=11, priority_bits=10)
-    assert caption_of(view).endswith("tenant 11, priority 10, arrival 32 bits (arrival lowest): 53 in all, "
-                                     "within the 53 a double keeps exact.")
-    view.set(priority_bits=12)
-    assert caption_of(view).endswith("55 in all, 2 past the 53 a double keeps exact, in red.")
-    view.sliders[2].value = 30  # a reader's drag
-    assert caption_of(view).endswith("53 in all, within the 53 a double keeps exact.")
-    assert view.status.text == "" and view.text().startswith("fits in 53 bits")
-
-
-def test_the_packing_sliders_never_ask_for_more_than_one_double():
-    from echomq_viz.experiments.designs import BUDGET_CEILING
-    from echomq_viz.experiments.live import Demo
-    from echomq_viz.widgets import PackingView
-
-    view = PackingView(Demo("viz-09-packing"))
-    for slider in view.sliders:  # each pushed to its end, as a hand dragging does
-        slider.value = slider.max
-        assert sum(view.widths) <= BUDGET_CEILING and view.status.text == "", view.status.text
-    assert [s.max for s in view.sliders] == [min(53, BUDGET_CEILING - (sum(view.widths) - s.value))
-                                             for s in view.sliders]
-    view.demo.reset()
-
-
-def test_a_key_given_too_few_bits_is_the_readers_answer_not_an_error():
-    from echomq_viz.experiments.live import Demo
-    from echomq_viz.widgets import PackingView
-
-    view = PackingView(Demo("viz-09-narrow"))
-    view.sliders[0].value = 3  # the tenants go up to 1,999: 11 bits
-    assert view.status.text == "" and view.outcome is None
-    assert view.verdict.startswith("tenant 1,999 needs 11 bits, 3 hold 0..7")
-    view.sliders[0].value = 11
-    assert view.outcome is not None and view.outcome.order == view.outcome.right_order
-    view.demo.reset()

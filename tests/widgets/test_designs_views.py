@@ -4,15 +4,25 @@ with nothing written, and what the page is sent is what Redis did."""
 
 from __future__ import annotations
 
+import json
+import os
+import random
 import re
+import subprocess
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
-from echomq_viz.experiments.designs import EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner
+from echomq_viz.experiments.designs import (
+    BUDGET_CEILING, EXACT_BITS, EXERCISE_ANSWER, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner,
+)
 from echomq_viz.experiments.live import Demo
+from echomq_viz.redis_side.server import RedisServer
 from echomq_viz.widgets import DesignsView, PackingView, packing_text, run_scenario
 from echomq_viz.widgets.designs import _verdict, packing_state
-from page_runner import page_calls, svg_problems
+from echomq_viz.widgets.page_modules import page_module
+from page_runner import node_or_skip, page_calls, svg_problems
+from test_designs import DESIGN_ORDERS  # each design's pop order, as its reason says it (tests/experiments)
 
 WIDTHS = [(8, 8, 32), (11, 10, 32), (11, 11, 32), (10, 10, 32), (8, 8, 48), (0, 0, 0), (53, 0, 11), (12, 10, 31)]
 
@@ -179,3 +189,190 @@ def test_views_refuse_bad_arguments_in_one_line(runner, demo):
     with pytest.raises(ValueError, match="at most 64 bits"):
         view.set(tenant_bits=53, priority_bits=12)
     assert view.widths == (8, 8, 32)
+
+
+def _one_line_error(view) -> bool:
+    return (view.status.text.startswith("error: ConnectionError") and "\n" not in view.status.text
+            and view.figure.status == view.status.text)
+
+
+# -- the designs view, click by click ---------------------------------------------------------
+
+
+def test_each_design_chosen_in_the_page_runs_once_and_the_page_gets_its_orders_lua_and_reason(runner):
+    view = DesignsView(runner)
+    runs = []
+    run = runner.run
+    runner.run = lambda scenario: runs.append(scenario.key) or run(scenario)
+    for n, scenario in enumerate(SCENARIOS, start=1):
+        assert _run_message(view, {"kind": "run", "scenario": scenario.key}) == [{"kind": "done"}]
+        assert runs[-1:] == [scenario.key] and len(runs) == n  # one click, one run on Redis
+        assert view.figure.scenario == scenario.key and view.status.text == view.figure.status == ""
+        shown, design = view.figure.outcome, scenario.design
+        assert shown["scenario"] == scenario.key and shown["design_order"] == DESIGN_ORDERS[scenario.key].split()
+        assert shown["right_order"] == list(view.outcome.right_order) != shown["design_order"]
+        assert shown["lua"] == design.path.read_text(encoding="utf-8") and shown["file"] == design.file
+        assert shown["reason"] == scenario.reason and shown["title"] == scenario.title
+        assert [job[0] for job in shown["jobs"]] == list(view.outcome.added)
+
+
+def test_select_runs_once_its_caption_follows_and_an_unknown_design_moves_nothing(runner):
+    view = DesignsView(runner)
+    runs = []
+    run = runner.run
+    runner.run = lambda scenario: runs.append(scenario.key) or run(scenario)
+    outcome = view.select("popmax")
+    assert runs == ["popmax"] and view.figure.scenario == "popmax"  # the kernel's own move runs nothing more
+    assert view.describe() == ("Two pop orders of the same 6 jobs (six jobs in three tiers), first out at the "
+                               f"left. The real scripts pop {' '.join(outcome.right_order)}; the wrong design, "
+                               f"ZPOPMAX instead of ZPOPMIN, pops {DESIGN_ORDERS['popmax']}: a different order.")
+    shown = dict(view.figure.outcome)
+    with pytest.raises(ValueError, match="scenario must be one of fifo, popmax"):
+        view.select("lifo")
+    assert runs == ["popmax"] and view.figure.scenario == "popmax" and view.figure.outcome == shown
+    assert view.select("nomod").design_order == tuple(DESIGN_ORDERS["nomod"].split())
+    assert runs == ["popmax", "nomod"] and view.figure.scenario == "nomod"
+    assert view.describe().endswith(f"scripts pop {' '.join(view.outcome.right_order)}; the wrong design, "
+                                    f"no % 0x100000000 on the counter, pops {DESIGN_ORDERS['nomod']}: "
+                                    "a different order.")
+
+
+def test_a_lost_redis_is_one_line_in_the_status_and_frees_the_controls(tmp_path):
+    server = RedisServer(directory=tmp_path / "redis").start()  # kept: it comes back on the same socket
+    try:
+        client = server.client(socket_timeout=1, socket_connect_timeout=1)
+        designs = DesignsView(DesignRunner(client), scenario="fifo")
+        packing = PackingView(Demo("viz-test", client=client), budget=EXERCISE_ANSWER)
+        shown = dict(designs.figure.outcome)
+        server.stop()
+        with pytest.raises(RedisConnectionError):  # from code: raised, the status left alone
+            designs.select("popmax")
+        assert designs.status.text == designs.figure.status == "" and designs.figure.scenario == "popmax"
+        assert designs.figure.outcome == shown  # what Redis last did, for fifo: the page shows it for fifo only
+        # from the page: one line, and "done" all the same, which frees the page's buttons
+        assert _run_message(designs, {"kind": "run", "scenario": "popmax"}) == [{"kind": "done"}]
+        assert _one_line_error(designs) and designs.figure.outcome == shown
+        assert _run_message(packing, {"kind": "run", "widths": [11, 10, 32]}) == [{"kind": "done"}]
+        assert _one_line_error(packing) and packing.figure.outcome == {} and packing.outcome is None
+        server.start()  # Redis is back: the same views run, and the error line goes
+        assert _run_message(designs, {"kind": "run", "scenario": "popmax"}) == [{"kind": "done"}]
+        assert designs.status.text == designs.figure.status == ""
+        assert designs.figure.outcome["design_order"] == DESIGN_ORDERS["popmax"].split()
+        assert _run_message(packing, {"kind": "run", "widths": [11, 10, 32]}) == [{"kind": "done"}]
+        assert packing.status.text == packing.figure.status == ""
+        assert packing.figure.outcome["order"] == packing.figure.outcome["right_order"]
+    finally:
+        server.stop()
+
+
+# -- the packing view: the budget, as the page moves it ---------------------------------------
+
+NAMES = ("tenant_bits", "priority_bits", "arrival_bits")
+
+
+def _page_max_for(cases: list[tuple[dict, str]], folder) -> list[int]:
+    """``maxFor(state, name)`` of packing.js, the page's slider maximum, for each case."""
+    node = node_or_skip()
+    path, calls = folder / "packing.mjs", folder / "max_for.json"
+    path.write_text(page_module("packing"), encoding="utf-8")
+    calls.write_text(json.dumps(cases), encoding="utf-8")
+    script = ("const m = await import(process.env.PAGE_MODULE_URL);"
+              "const fs = await import('node:fs/promises');"
+              "const cases = JSON.parse(await fs.readFile(process.env.PAGE_CALLS, 'utf8'));"
+              "process.stdout.write(JSON.stringify(cases.map(([state, name]) => m.maxFor(state, name))));")
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PAGE_MODULE_URL": path.as_uri(), "PAGE_CALLS": str(calls)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_a_width_from_the_page_never_takes_the_budget_past_one_double(demo, keyspace, tmp_path):
+    view = PackingView(demo)
+    before, cases, highs = keyspace(), [], []
+
+    def bound(name: str) -> int:  # the kernel's, noted with the state for the page's to be compared
+        cases.append((_state(view), name))
+        highs.append(view.figure.bounds()[name][1])
+        return highs[-1]
+
+    for name in NAMES:  # each slider pushed to its end, then one past it, as a forged page might
+        high, view.figure.status = bound(name), ""
+        view.figure.set_state({name: high})
+        assert getattr(view.figure, name) == high and view.figure.status == ""
+        view.figure.set_state({name: high + 1})
+        assert getattr(view.figure, name) == high and view.figure.status.startswith(f"refused {name} {high + 1}")
+        assert sum(view.widths) <= BUDGET_CEILING
+    assert view.widths == (24, 8, 32)  # the first took all the others left
+    rng = random.Random(9)
+    for _ in range(400):  # any whole number, one width at a time, as the page's sliders send them
+        view.figure.status = ""
+        name, value = rng.choice(NAMES), rng.randint(-3, EXACT_BITS + 12)
+        widths, high = view.widths, bound(name)
+        view.figure.set_state({name: value})
+        if 0 <= value <= high:
+            assert getattr(view.figure, name) == value and view.figure.status == ""
+        else:
+            assert view.widths == widths and view.figure.status.startswith(f"refused {name} {value}")
+        assert sum(view.widths) <= BUDGET_CEILING and all(0 <= w <= EXACT_BITS for w in view.widths)
+    # the page's slider stops where the kernel's bound is
+    assert _page_max_for(cases, tmp_path) == highs
+    assert keyspace() == before and view.figure.outcome == {}
+
+
+def test_a_message_of_several_widths_never_takes_the_budget_past_one_double(demo):
+    # each width is reckoned against the others as last accepted, one after another
+    view = PackingView(demo, budget=Budget(10, 50, 4))
+    view.figure.set_state({"tenant_bits": 40, "priority_bits": -1})
+    assert view.figure.status.startswith("refused ")
+    assert sum(view.widths) <= BUDGET_CEILING, view.widths
+    view.figure.set_state({"tenant_bits": 8, "priority_bits": 8, "arrival_bits": 32})
+    room = BUDGET_CEILING - 48
+    view.figure.set_state({"tenant_bits": 8 + room, "priority_bits": 8 + room})  # each fits alone, not both
+    assert sum(view.widths) <= BUDGET_CEILING and view.figure.status.startswith("refused priority_bits"), view.widths
+
+
+def test_a_refusal_in_a_message_stays_in_the_status_though_another_value_is_taken(demo):
+    view = PackingView(demo, budget=Budget(8, 8, 32))
+    view.figure.set_state({"tenant_bits": 60, "priority_bits": 60, "arrival_bits": 30})
+    assert view.figure.status.startswith("refused ") and view.widths[2] == 30
+
+
+def test_a_key_given_too_few_bits_is_the_readers_answer_not_an_error(demo, keyspace):
+    view = PackingView(demo)
+    assert view.status.text == view.figure.status == ""
+    assert _run_message(view, {"kind": "run", "widths": [11, 10, 32]}) == [{"kind": "done"}]
+    ran = dict(view.figure.outcome)
+    before = keyspace()
+    view.figure.set_state({"tenant_bits": 10})  # a drag: tenant 1,999 no longer fits
+    assert view.figure.status == "" and view.widths == (10, 10, 32)
+    assert view.text() == view.verdict  # the last run is not this budget's
+    assert view.text().startswith("tenant 1,999 needs 11 bits, 10 hold 0..1,023")
+    for widths in ([10, 10, 32], [3, 10, 32]):  # the run button, sent anyway
+        assert _run_message(view, {"kind": "run", "widths": widths}) == [{"kind": "done"}]
+        assert view.status.text == view.figure.status  # a note, never an error
+        assert view.status.text.startswith(f"nothing run on Redis: tenant 1,999 needs 11 bits, {widths[0]} hold 0..")
+        assert view.figure.outcome == ran and view.outcome.budget == EXERCISE_ANSWER and keyspace() == before
+    assert view.verdict.startswith("tenant 1,999 needs 11 bits, 3 hold 0..7")
+    assert _run_message(view, {"kind": "run", "widths": [11, 10, 32]}) == [{"kind": "done"}]
+    assert view.status.text == view.figure.status == "" and view.outcome.order == view.outcome.right_order
+
+
+def test_the_packing_caption_and_verdict_follow_the_widths(demo):
+    view = PackingView(demo)
+    head = "One score's 64 bits, bit 63 at the left, shared out as "
+    assert view.describe() == (head + "tenant 8, priority 8 and arrival 32 bits (arrival lowest), with the largest "
+                               "key each field must hold: 8 + 8 + 32 = 48 bits: too few for tenant, "
+                               "nothing can be packed.")
+    view.set(tenant_bits=11, priority_bits=10)
+    assert view.describe() == (head + "tenant 11, priority 10 and arrival 32 bits (arrival lowest), with the "
+                               "largest key each field must hold: 11 + 10 + 32 = 53 bits: every job fits, "
+                               "every score exact.")
+    view.set(priority_bits=12)
+    assert view.describe().endswith(": 11 + 12 + 32 = 55 bits: 2 past the 53 a double keeps exact, so scores round.")
+    assert view.text().startswith("55 bits: check_budget refuses it; run anyway, for teaching")
+    view.figure.set_state({"arrival_bits": 30})  # a drag in the page
+    assert view.describe().endswith(": 11 + 12 + 30 = 53 bits: every job fits, every score exact.")
+    assert view.figure.status == "" and view.text().startswith("fits in 53 bits: check_budget accepts it")
+    view.set(priority_bits=11, arrival_bits=32)
+    assert packing_state(view.widths) == "11 + 11 + 32 = 54 bits: 1 past the 53 a double keeps exact, so scores round"
+    assert view.text().startswith("54 bits: check_budget refuses it; run anyway, for teaching")
