@@ -40,7 +40,7 @@ from echomq_viz.core.queue_report import (
 
 __all__ = [
     "CHUNK_SIZE", "WRAP_WARNING", "Collision", "Finding", "PriorityMismatch", "QueueReport",
-    "decode_scores", "inspect_queue",
+    "check_names", "decode_scores", "inspect_queue",
 ]
 
 CHUNK_SIZE = 1_000  # members per ZRANGEBYSCORE: ~0.3 ms of server time each on a 1M-member set
@@ -91,6 +91,13 @@ def _resolve_queue(queue: object, prefix: object) -> tuple[str, str, str]:
     _check_name("key prefix", prefix)
     _check_name("queue name", queue)
     return prefix, queue, f"{prefix}:{queue}:"  # BullMQ's own layout, name used verbatim
+
+
+def check_names(queue: object, prefix: object = "emq") -> str:
+    """The key base ``<prefix>:<queue>:`` :func:`inspect_queue` would read, after
+    the checks it makes of both names first (a view checks a typed name with it
+    before it connects)."""
+    return _resolve_queue(queue, prefix)[2]
 
 
 def _check_args(client: object, chunk_size: object, progress: object, wrap_warning: object,

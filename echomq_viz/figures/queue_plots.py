@@ -1,5 +1,7 @@
-"""The figure of a real queue as read (notebook 06's inspector), drawn on
-axes you give: every job the inspector read, findings included.
+"""A real queue as read, drawn on axes you give: every job the inspector
+read, findings included. Notebook 06's view draws the same map in the page
+(``widgets/page/inspector.js``) and takes its names and its broken axis from
+here: :func:`tier_name`, :func:`counter_name`, :func:`split_counters`.
 
 One row per tier present, lowest (served first) at the top, named by its
 value; across, the arrival counter. Counters of a real queue cluster (1..40

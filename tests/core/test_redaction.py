@@ -170,5 +170,5 @@ def test_the_inspector_never_shows_the_password(password, monkeypatch):
     monkeypatch.delenv("ECHOMQ_VIZ_INSPECT", raising=False)
     view = InspectorView(f"redis://someone:{password}@127.0.0.1:{free_tcp_port()}/0", queue="{q}")
     view._on_run()
-    shown = view.status.text + view.status.widget.value
+    shown = view.status.text + view.figure.status
     assert view.status.text.startswith("error: ") and shows_none_of(shown, password), shown

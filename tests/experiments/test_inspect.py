@@ -623,14 +623,14 @@ def test_app_mode_inspects_only_its_own_redis_and_never_connects_elsewhere(
 
     scripts.add_prioritized_jobs(ctx, [("a", {}, 1), ("b", {}, 2)])
     view = InspectorView(queue=tagged(ctx))
-    assert view.url.disabled and view.url.value == ""
+    assert not view.figure.url_enabled and view.figure.url == ""
     assert view.inspect().total == 2  # the app's own Redis (REDIS_URL)
 
     other = tmp_path / "other.sock"
     texts = []
     for url in (f"redis://127.0.0.1:{listener.getsockname()[1]}/0", f"redis://127.0.0.1:{free_tcp_port()}/0",
                 f"unix://{other}", own_mode + "&x=1", "redis://user:pw@example.invalid:6379/0"):
-        view.url.value = url  # a visitor's browser can still send a value to a disabled box
+        view.figure.set_state({"url": url})  # a visitor's browser can still send a value to a disabled box
         view.report = None
         view._on_run()
         texts.append(view.status.text)
@@ -652,7 +652,7 @@ def test_lab_mode_may_inspect_any_url(monkeypatch, mode, redis_server, scripts, 
     monkeypatch.delenv("REDIS_URL", raising=False)
     scripts.add_prioritized_jobs(ctx, [("a", {}, 1)])
     view = InspectorView(redis_server.url, queue=tagged(ctx))
-    assert not view.url.disabled
+    assert view.figure.url_enabled
     assert view.inspect().total == 1
 
 
@@ -669,7 +669,7 @@ def test_view_errors_never_show_a_password(monkeypatch, url):
     view = InspectorView(url.format(port=free_tcp_port()), queue="{q}")
     view._on_run()
     assert view.status.text.startswith("error: ") and "s3cr3t" not in view.status.text
-    assert "s3cr3t" not in view.status.widget.value
+    assert "s3cr3t" not in view.figure.status
 
 
 @pytest.mark.parametrize("mode", ["own", "0wn"])  # a value it does not know counts as own
@@ -679,12 +679,12 @@ def test_app_mode_shows_neither_the_apps_url_nor_its_password(monkeypatch, mode)
     monkeypatch.setenv("ECHOMQ_VIZ_INSPECT", mode)
     monkeypatch.setenv("REDIS_URL", f"redis://app:s3cr3t-pw@127.0.0.1:{free_tcp_port()}/0")
     view = InspectorView(queue="{q}")
-    assert view.url.disabled and view.url.value == ""
+    assert not view.figure.url_enabled and view.figure.url == ""
     view._on_run()  # the app's own Redis is down
     assert view.status.text.startswith("error: RedisUnavailable: cannot reach Redis")
-    assert "s3cr3t" not in view.status.text + view.status.widget.value
+    assert "s3cr3t" not in view.status.text + view.figure.status
     mine = InspectorView(f"redis://me:my-s3cr3t@127.0.0.1:{free_tcp_port()}/0", queue="{q}")
-    assert mine.url.disabled and "s3cr3t" not in mine.url.value  # a notebook's URL, masked
+    assert not mine.figure.url_enabled and "s3cr3t" not in mine.figure.url  # a notebook's URL, masked
 
 
 def test_view_works_for_a_read_only_acl_user(monkeypatch, r, redis_server, scripts, ctx):
