@@ -1,8 +1,7 @@
-"""The figures of notebook 10, drawn on axes they are given (no I/O).
+"""The static figure of notebook 10, drawn on axes it is given (no I/O).
 
-Pop orders reuse notebook 02's strips (:func:`echomq_viz.figures.plots.draw_queue_strip`):
-one strip per library, the right order on top. Growth draws seconds per
-operation against the jobs already waiting, both axes logarithmic.
+Growth draws seconds per operation against the jobs already waiting, both axes
+logarithmic. The pop orders are drawn in the page (``widgets/page/orders.js``).
 """
 
 from __future__ import annotations
@@ -12,28 +11,13 @@ from typing import Mapping, Sequence
 from matplotlib.axes import Axes
 from matplotlib.ticker import LogLocator, NullFormatter
 
-from echomq_viz.figures import plots, visual
+from echomq_viz.figures import visual
 from echomq_viz.core.colours import tier_color
 
-__all__ = ["draw_order_strip", "draw_growth", "LINE_STYLES", "MARKERS"]
+__all__ = ["draw_growth", "LINE_STYLES", "MARKERS"]
 
 LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def draw_order_strip(ax: Axes, title: str, order: Sequence[str], tiers: Mapping[str, int], *,
-                     right: Sequence[str] | None = None) -> plots.QueueStrip:
-    """One pop order as a strip of tier-coloured boxes; with ``right``, the
-    boxes where the order differs from it are outlined thick."""
-    strip = plots.draw_queue_strip(ax, max(len(order), 1), title)
-    plots.update_queue_strip(strip, [(name, tiers[name]) for name in order])
-    for i, box in enumerate(strip.boxes[:len(order)]):
-        wrong = right is not None and (i >= len(right) or right[i] != order[i])
-        box.set_linewidth(2.5 if wrong else 0.8)
-        box.set_linestyle("--" if wrong else "-")
-    ax.title.set_horizontalalignment("left")
-    ax.title.set_x(0)
-    return strip
 
 
 def draw_growth(ax: Axes, series: Mapping[str, Sequence[tuple]], title: str) -> list:

@@ -1,82 +1,121 @@
-"""Notebook 10's views: every library's pop order, and the cost as the queue grows."""
+"""Notebook 10's views: every library's pop order, drawn in the page
+(``echomq_viz/widgets/page/orders.js``), and the cost as the queue grows, a
+static matplotlib figure no control moves."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 import ipywidgets as w
+import traitlets
 
+from echomq_viz.core.checks import check_str
 from echomq_viz.widgets.canvas import figure
-from echomq_viz.widgets.view import WIDE, View, pre_html
+from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.view import View
 from echomq_viz.figures import visual
 from echomq_viz.peers import plots
 from echomq_viz.peers.runs import PeerRun
 from echomq_viz.peers.table import details, order_verdict
 
-__all__ = ["OrdersView", "GrowthView", "WIDTH"]
+__all__ = ["OrdersView", "OrdersFigure", "GrowthView", "WIDTH", "MAX_JOBS"]
 
 WIDTH = visual.MAX_FIGURE_PX / visual.DPI  # inches: the widest figure the project's pages fit
+MAX_JOBS = 96  # four lines of 24 boxes a strip (page/orders.js)
+_KERNEL_ONLY = ("right", "tiers", "libraries")  # what the libraries did: the page never writes it
 
 
-class OrdersView(View):
-    """One strip per library, the right order on top; pick a library to read
-    its keys and commands under the figure."""
+class OrdersFigure(PageFigure):
+    """The pop orders' page model: the jobs in the right order with their
+    tiers, each library's order, verdict and details (the kernel's alone,
+    sent once), and the library chosen."""
+
+    module = "orders"
+    right = traitlets.List().tag(sync=True)  # job names in the right order
+    tiers = traitlets.Dict().tag(sync=True)  # job name -> tier
+    libraries = traitlets.List().tag(sync=True)  # [{key, label, verdict, order, details}, ...]
+    library = traitlets.Int(0).tag(sync=True)  # the chosen one's index: the page's, never sent
+
+    def __init__(self, **data) -> None:
+        self.__dict__["_writing"] = True  # the runs are written once, here
+        try:
+            super().__init__(**data)
+        finally:
+            self.__dict__["_writing"] = False
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        return {"library": (0, max(len(self.libraries) - 1, 0))}
+
+    @traitlets.validate("library")
+    def _bounded(self, proposal: dict) -> int:
+        return self._checked(proposal)
+
+    @traitlets.validate(*_KERNEL_ONLY)
+    def _from_the_runs(self, proposal: dict) -> object:
+        """What the libraries did is written by the kernel alone; the page sending it is refused."""
+        name = proposal["trait"].name
+        kept = self.__dict__.setdefault("_kernel_values", {})
+        if self.__dict__.get("_writing"):
+            kept[name] = proposal["value"]
+            return proposal["value"]
+        self.status = f"refused {name}: only the kernel writes it, from the libraries' runs"
+        return kept.get(name, proposal["trait"].default())
+
+
+class OrdersView(PageView):
+    """One strip per library, the right order on top; pick a library (the
+    menu, or a click on its strip) to read its keys and commands under the
+    figure. Drawn in the page from the runs, sent once: choosing redraws
+    there and sends the kernel nothing."""
+
+    shown_traits = ("library",)
 
     def __init__(self, runs: Sequence[PeerRun]) -> None:
-        runs = list(runs)
-        if not runs or not all(isinstance(run, PeerRun) for run in runs):
+        if not isinstance(runs, (list, tuple)) or not runs or not all(isinstance(run, PeerRun) for run in runs):
             raise TypeError("runs must be a non-empty list of PeerRun, as observe_all returns")
-        super().__init__()
+        runs = list(runs)
+        if any(run.jobs != runs[0].jobs for run in runs):
+            raise ValueError("runs must all be of one workload: observe_all(makers, jobs) with the same jobs")
+        if len(runs[0].jobs) > MAX_JOBS:
+            raise ValueError(f"runs must be of at most {MAX_JOBS} jobs (four lines of boxes a strip), "
+                             f"got {len(runs[0].jobs)}")
         self.runs = runs
-        tiers = {job.name: job.tier for job in runs[0].jobs}
-        rows = len(runs) + 1
-        self.fig = figure(WIDTH, 0.62 * rows + 0.3)
-        height = 1 / rows
-        self.strips = []
-        for i, (title, order) in enumerate([("a correct priority queue: tier, then arrival", runs[0].right)]
-                                           + [(f"{run.label}: {order_verdict(run)}", run.order) for run in runs]):
-            ax = self.fig.add_axes((0.01, 1 - (i + 1) * height + 0.005, 0.98, height * 0.6))
-            self.strips.append(plots.draw_order_strip(ax, title, order, tiers,
-                                                      right=None if i == 0 else runs[0].right))
-        self.library = w.Dropdown(options=[(run.label, i) for i, run in enumerate(runs)], value=0,
-                                  description="library", layout=WIDE)
-        self.panel = w.HTML()
-        self.widget = w.VBox([self.fig.canvas, self.caption, self.library, self.panel, self.status.widget])
-        self._on_change([self.library], self.show)
-        self.show()
+        super().__init__(OrdersFigure(
+            right=list(runs[0].right), tiers={job.name: job.tier for job in runs[0].jobs},
+            libraries=[{"key": run.key, "label": run.label, "verdict": order_verdict(run), "order": list(run.order),
+                        "details": details(run)} for run in runs]))
 
     def __repr__(self) -> str:
-        return f"OrdersView({len(self.runs)} libraries, showing {self.runs[self.library.value].label!r})"
+        return f"OrdersView({len(self.runs)} libraries, showing {self.chosen.label!r})"
+
+    @property
+    def chosen(self) -> PeerRun:
+        """The library the view shows (as the kernel last heard: a choice in the page stays there)."""
+        return self.runs[self.figure.library]
 
     def select(self, key: str) -> "OrdersView":
-        """Show the library whose key (e.g. ``"rq"``) is given."""
+        """Show the library whose key (e.g. ``"rq"``) is given, as the menu does."""
+        check_str("key", key)
         index = next((i for i, run in enumerate(self.runs) if run.key == key), None)
         if index is None:
             raise ValueError(f"key must be one of {', '.join(run.key for run in self.runs)}, got {key!r}")
-        with self._quietly():
-            self.library.value = index
-        self.show()
+        self.figure.library = index
         return self
 
-    def show(self) -> None:
-        chosen = self.library.value
-        for i, strip in enumerate(self.strips[1:]):
-            strip.boxes[0].axes.title.set_fontweight("bold" if i == chosen else "normal")
-        self.panel.value = pre_html(self.text())
-        self._redraw_figure()
-
     def text(self) -> str:
-        return details(self.runs[self.library.value])
+        """The chosen library's keys and commands, as the page shows them under the figure."""
+        return details(self.chosen)
 
     def describe(self) -> str:
         wrong = [run.label for run in self.runs if not run.correct]
         verdict = ("every library hands them out in the right order" if not wrong
                    else f"{', '.join(wrong)} hand{'s' if len(wrong) == 1 else ''} them out in another order "
-                        "(its differing boxes are outlined with thick dashes)")
-        return (f"The same {len(self.runs[0].jobs)} jobs in three tiers, in the order each of {len(self.runs)} "
-                f"libraries popped them, one strip per library under the right order; each box names a job "
-                f"(its number is its arrival) and its tier; {verdict}. "
-                f"Selected: {self.runs[self.library.value].label}.")
+                        f"({'its' if len(wrong) == 1 else 'their'} differing boxes are outlined with thick dashes)")
+        jobs = self.runs[0].jobs
+        tiers = len({job.tier for job in jobs})
+        return (f"The same {len(jobs)} jobs in {tiers} tier{'s' * (tiers != 1)}, in the order each of "
+                f"{len(self.runs)} libraries popped them, one strip per library under the right order; each box "
+                f"names a job (its number is its arrival) and its tier; {verdict}. Selected: {self.chosen.label}.")
 
 
 class GrowthView(View):

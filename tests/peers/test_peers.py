@@ -402,29 +402,17 @@ def test_bulls_add_cost_grows_with_the_less_urgent_jobs_waiting():
 # -- the views, and a machine without Node.js ------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_orders_view_shows_the_chosen_library(observed):
-    from echomq_viz.peers.view import GrowthView, OrdersView
+@pytest.mark.slow  # matplotlib draws four log-log plots
+def test_growth_view_fits_the_page():
+    from echomq_viz.peers.view import GrowthView
 
-    runs = [observed[0][key] for key in ORDER]
-    view = OrdersView(runs)
-    assert "kombu, 4 steps" in view.describe() and "Selected: packed score" in view.describe()
-    artists = len(view.fig.findobj())
-    view.select("rq")
-    assert view.text() == details(observed[0]["rq"]) and "RQ, 3 queues" in view.panel.value
-    assert "Selected: RQ, 3 queues" in view.describe() and "RQ, 3 queues" in view.caption.value
-    assert len(view.fig.findobj()) == artists  # the figure changes in place
-    with assert_refused(ValueError, "key must be one of"):
-        view.select("celery")
-    with assert_refused(TypeError, "runs must be a non-empty list of PeerRun"):
-        OrdersView([])
     stored = load_growth()
     growth = GrowthView(stored)
     assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
     from echomq_viz.figures import visual
 
-    for fig in (growth.fig, view.fig):  # the project's visual system: fits every page, legible type
-        assert fig.get_figwidth() * fig.dpi <= visual.MAX_FIGURE_PX
+    # the project's visual system: fits every page, legible type (the pop orders: tests/peers/test_orders_view.py)
+    assert growth.fig.get_figwidth() * growth.fig.dpi <= visual.MAX_FIGURE_PX
     assert visual.smallest_text_px(growth.fig)[0] >= visual.MIN_TEXT_PX
     for ax in growth.fig.axes:  # plain numbers on both axes, never "2 × 10²"
         ax.figure.canvas.draw()
