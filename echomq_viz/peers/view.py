@@ -10,9 +10,10 @@ import ipywidgets as w
 import traitlets
 
 from echomq_viz.core.checks import check_str
-from echomq_viz.widgets.canvas import figure
+from matplotlib.figure import Figure
+
 from echomq_viz.widgets.page_view import PageFigure, PageView
-from echomq_viz.widgets.view import View
+from echomq_viz.widgets.view import View, static_image
 from echomq_viz.figures import visual
 from echomq_viz.peers import plots
 from echomq_viz.peers.runs import PeerRun
@@ -128,7 +129,7 @@ class GrowthView(View):
 
         super().__init__()
         self.stored = stored
-        self.fig = figure(WIDTH, 7.2)
+        self.fig = Figure(figsize=(WIDTH, 7.2), dpi=visual.DPI)
         grid = self.fig.subplots(2, 2, sharex=True)
         handles = []
         for row, kind in enumerate(("add", "pop")):
@@ -150,7 +151,7 @@ class GrowthView(View):
         self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3,
                         fontsize=visual.SMALL, frameon=False)
         self.fig.subplots_adjust(left=0.09, right=0.96, top=0.95, bottom=0.2, hspace=0.25, wspace=0.24)
-        self.widget = w.VBox([self.fig.canvas, self.caption, self.status.widget])
+        self.widget = w.VBox([static_image(self.fig), self.caption, self.status.widget])
         self._redraw_figure()
 
     def __repr__(self) -> str:

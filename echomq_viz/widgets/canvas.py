@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import base64
 import functools
-import io
 import sys
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from echomq_viz.widgets.diff_png import changed_runs, png_rgba
+from echomq_viz.widgets.view import still_png
 
 __all__ = ["fast_canvas_class", "figure", "still_png", "snapshot_figures"]
 
@@ -101,11 +101,7 @@ def figure(width: float, height: float) -> Figure:
     return fig
 
 
-def still_png(fig: Figure) -> bytes:
-    """The figure as a PNG."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi="figure")
-    return buffer.getvalue()
+
 
 
 def snapshot_figures() -> int:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import base64
 import contextlib
 import html
+import io
 from typing import Callable, Iterable, Iterator
 
 import ipywidgets as w
 from matplotlib.figure import Figure
 
 from echomq_viz.experiments.live import Demo
-from echomq_viz.widgets.canvas import still_png
 
-__all__ = ["View", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text", "shown_values",
+__all__ = ["View", "still_png", "static_image", "Status", "one_line", "busy", "require_demo", "pre_html", "tiers_text", "shown_values",
            "SLIDER_STYLE", "WIDE", "SHOWN"]
 
 SLIDER_STYLE = {"description_width": "90px"}
@@ -45,6 +45,21 @@ def shown_values(root: w.Widget) -> dict[str, dict]:
         shown[widget.model_id] = {} if key is None else widget.get_state(key)
         todo.extend(child for child in getattr(widget, "children", ()) if isinstance(child, w.Widget))
     return {model_id: state for model_id, state in shown.items() if state}
+
+
+def still_png(fig: Figure) -> bytes:
+    """A matplotlib figure as a PNG, at its own dpi."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi="figure")
+    return buffer.getvalue()
+
+
+def static_image(fig: Figure) -> w.Image:
+    """A figure no control moves, as an image widget: drawn once, in the
+    kernel, its pixels stored with the notebook (no canvas, no kernel needed
+    to show it)."""
+    width = round(fig.get_figwidth() * fig.dpi)
+    return w.Image(value=still_png(fig), format="png", layout=w.Layout(width=f"{width}px", max_width="100%"))
 
 
 def pre_html(text: str) -> str:
