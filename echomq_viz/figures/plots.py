@@ -23,9 +23,9 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from echomq_viz.core.checks import check_int
-from echomq_viz.core.colours import WAIT_COLOR, band_style, tier_color, tier_colors
+from echomq_viz.core.colours import band_style, tier_color, tier_colors
 from echomq_viz.figures.fast_artists import CellImage, SlidingArrow
-from echomq_viz.figures.visual import SMALL, TEXT, TITLE, power, text_color_on
+from echomq_viz.figures.visual import SMALL, TEXT, TITLE, power
 from echomq_viz.core.score import (
     COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score, split_scores_array, stored_score,
 )
@@ -35,7 +35,6 @@ __all__ = [
     "BitStrip", "draw_bit_strip", "update_bit_strip", "strip_artists",
     "Staircase", "draw_staircase", "update_staircase", "staircase_artists", "staircase_moving_artists",
     "ScorePair", "draw_score_pair", "update_score_pair",
-    "QueueStrip", "draw_queue_strip", "update_queue_strip",
     "Bands", "draw_bands", "update_bands",
     "Frontier", "draw_frontier", "update_frontier",
     "draw_tier_boundary",
@@ -224,51 +223,6 @@ def update_score_pair(pair: ScorePair, a: tuple[int, int], b: tuple[int, int]) -
     else:
         first = "A" if scores[0] < scores[1] else "B"
         pair.verdict.set_text(f"job {first} has the smaller score: ZPOPMIN takes it first")
-
-
-# -- the sorted set as a row of boxes (consume dive) ------------------------------------
-
-
-@dataclass
-class QueueStrip:
-    boxes: list
-    texts: list
-    capacity: int
-
-
-def draw_queue_strip(ax: Axes, capacity: int, title: str = "") -> QueueStrip:
-    """Room for ``capacity`` jobs in pop order, left to right; fill it with
-    :func:`update_queue_strip`."""
-    capacity = check_int("capacity", capacity, 1)
-    boxes, texts = [], []
-    for i in range(capacity):
-        box = Rectangle((i + 0.05, 0.1), 0.9, 0.8, facecolor="white", edgecolor="#999999")
-        ax.add_patch(box)
-        boxes.append(box)
-        texts.append(ax.text(i + 0.5, 0.5, "", ha="center", va="center", fontsize=SMALL))
-    ax.set_xlim(0, capacity)
-    ax.set_ylim(0, 1)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title, fontsize=TEXT)
-    return QueueStrip(boxes, texts, capacity)
-
-
-def update_queue_strip(strip: QueueStrip, entries: Sequence[tuple[str, int]]) -> None:
-    """``entries``: ``(job id, priority)`` in pop order, priority 0 for a
-    wait-list job; extra room stays empty."""
-    for i, (box, text) in enumerate(zip(strip.boxes, strip.texts)):
-        if i < len(entries):
-            job_id, priority = entries[i]
-            fill = tier_color(priority) if priority else WAIT_COLOR
-            box.set_facecolor(fill)
-            box.set_edgecolor("black")
-            text.set_color(text_color_on(fill))  # black or white, whichever reads at 4.5:1 or more
-            text.set_text(f"{job_id}\n{'p' + str(priority) if priority else 'wait'}")
-        else:
-            box.set_facecolor("white")
-            box.set_edgecolor("#dddddd")
-            text.set_text("")
 
 
 # -- tiers as bands (bands notebook) ---------------------------------------------------

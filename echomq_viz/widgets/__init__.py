@@ -6,9 +6,9 @@ caption and readouts in the browser: a drag redraws there and the kernel
 hears nothing of it. Python holds the state, checks every value the page
 sends against bounds it keeps (:mod:`.page_view`), and makes every Redis call
 (through :class:`echomq_viz.experiments.live.Demo`), coalesced to about ten a
-second while a view is live. The others (03's consume, 06's inspector and
-notebook 10's) are still ipywidgets controls around ipympl figures, updated
-in place in the kernel. Any error inside a
+second while a view is live. Notebook 10's pop orders are drawn in the
+page too (``page/orders.js``; the view is :mod:`echomq_viz.peers.view`'s);
+its growth plots are a static matplotlib figure no control moves. Any error inside a
 callback becomes one red line in the view's status, never a traceback.
 
 Each view displays itself (``display(view)`` or a cell ending in ``view``)

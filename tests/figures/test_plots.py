@@ -28,9 +28,8 @@ def test_the_tier_boundary_takes_every_exact_edge(ax):
     (lambda ax: plots.draw_tier_boundary(ax, PRIORITY_LIMIT), ValueError,
      "priority must be in 0..2,097,150 (the next tier is exact too), got 2,097,151"),
     (lambda ax: plots.draw_tier_boundary(ax, 1, reach=0), ValueError, "reach must be in 1..64, got 0"),
-    (lambda ax: plots.draw_queue_strip(ax, 0), ValueError, "capacity must be 1 or more, got 0"),
     (lambda ax: plots.draw_bands(ax, True), TypeError, "tiers must be an int, got bool True"),
-], ids=["boundary past the limit", "reach 0", "capacity 0", "tiers True"])
+], ids=["boundary past the limit", "reach 0", "tiers True"])
 def test_bad_sizes_are_refused_before_drawing(ax, call, error, message):
     before = ax.get_children()
     assert_refuses(lambda: call(ax), error, message)

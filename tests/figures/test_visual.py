@@ -70,8 +70,6 @@ FIGURES = {
     "bit strip": lambda fig: plots.draw_bit_strip(fig.add_axes((0.05, 0.3, 0.9, 0.4)), 3, 7),
     "staircase": lambda fig: plots.draw_staircase(fig.add_subplot(), range(1, 7), 2, 9),
     "score pair": lambda fig: plots.draw_score_pair(fig.add_subplot(), (1, 4_000_000_000), (2, 1)),
-    "queue strip": lambda fig: plots.update_queue_strip(plots.draw_queue_strip(fig.add_subplot(), 12, "pops"),
-                                                        [(str(i), i % 11) for i in range(12)]),
     "bands": lambda fig: plots.update_bands(plots.draw_bands(fig.add_subplot(), 4), [2**32 + 5, 3 * 2**32 + 9], 4),
     "bands up close": lambda fig: plots.update_bands(plots.draw_bands(fig.add_subplot(), 4, zoomed=True),
                                                      [2**32 + 5, 3 * 2**32 + 9], 4),
@@ -175,10 +173,9 @@ def test_the_live_view_figures_fit_and_read(r, tmp_path):
     for view in _live_views(r):
         seen.append(type(view).__name__)
         _fits_and_reads(view, tmp_path)
-        if hasattr(view, "map"):
-            drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
-            assert drawn == view.report.total == 47
-            assert view.map.panels[1].get_visible()  # 1..46 and 2³² − 499: the counter axis breaks
-            assert [t.get_text() for t in view.map.panels[0].get_yticklabels()] == \
-                ["tier 1", "tier 2", "tier 3", "tier 2²¹"]
+        if type(view).__name__ == "InspectorView":  # drawn in the page, from what the kernel sent
+            drawn = view.figure.queue_map
+            assert len(drawn["points"]) == view.report.total == 47
+            assert len(drawn["ranges"]) == 2  # 1..46 and 2³² − 499: the counter axis breaks
+            assert drawn["rows"] == ["1", "2", "3", str(2**21)]
     assert len(seen) == 7 and seen[-1] == "InspectorView"

@@ -311,9 +311,15 @@ def test_the_views_the_prose_describes_are_stored_as_described():
     bands = _stored_controls("04-tiers-as-bands.ipynb", "BandsView(tiers=4, jobs=200, start=0)")
     assert (bands["tiers"], bands["jobs"], bands["start"], bands["edge"]) == (4, 200, 0, 1)
     assert bands["ran"] == {"tiers": 4, "jobs": 200, "start": 0} and len(bands["points"]) == 200
+    inspector = _stored_controls("06-inspect-a-real-queue.ipynb", "InspectorView(")
+    assert len(inspector["queue_map"]["points"]) == 47 and inspector["queue_map"]["rows"][-1] == str(2**21)
+    assert inspector["progress"] == [47, 47] and inspector["status"] == ""
     graph = _stored_controls("08-every-path-scores-the-same-way.ipynb", "IncludeGraphView(")
     assert graph["target"] == "includes/getPriorityScore" and graph["status"] == ""
     paths = [_controls(_state(nb), data[VIEW]["model_id"]) for nb in [json.loads(
         (ROOT / "notebooks" / "08-every-path-scores-the-same-way.ipynb").read_text(encoding="utf-8"))]
         for data, _ in _views(nb) if data["text/plain"].startswith("PathView(")]
     assert len(paths) == 7 and all(p["guess"] is None and p["result"] == {} for p in paths)  # unanswered
+    orders = _stored_controls("10-the-queues-people-run.ipynb", "OrdersView(")
+    assert orders["library"] == 0 and orders["status"] == ""  # as first shown: the first library, no refusal
+    assert [lib["key"] for lib in orders["libraries"]] == ["packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey"]

@@ -48,14 +48,14 @@ def test_consume_view_pops_in_priority_then_arrival_order(demo, r):
     assert view.expected_order() == expected
     assert not r.exists(Keys.pc(demo.ctx))
     assert "pc: deleted" in view.table_text()
-    view.step_button.click()
-    assert "found no job" in view.status.text and not view.step_button.disabled
+    view.figure._handle_custom_msg({"kind": "pop"}, [])  # the page's Pop one
+    assert "found no job" in view.status.text
 
 
 def test_consume_table_is_what_redis_holds(demo):
     view = ConsumeView(demo, priorities=[2, 1, 2], waiting=0)
-    lines = view.table_text().splitlines()
-    assert lines[1].split()[:4] == ["2", f"{priority_score(1, 2):,}", "1", "2"]
+    lines = view.table_text().splitlines()  # in arrival order (by job id), not pop order
+    assert lines[2].split()[:4] == ["2", f"{priority_score(1, 2):,}", "1", "2"]
     assert lines[-1] == "pc = 3"
     view.refill()  # a fresh batch starts from an empty queue again
     assert len(demo.entries()) == 3 and view.popped == []
@@ -81,16 +81,12 @@ def test_plot_updates_never_add_artists():
     fig = Figure()
     axes = fig.subplots(2, 2)
     pair = plots.draw_score_pair(axes[0, 0], (1, 5), (2, 1))
-    strip = plots.draw_queue_strip(axes[0, 1], 5)
     bands = plots.draw_bands(axes[1, 0], 4, zoomed=True)
     counts = [len(ax.get_children()) for ax in axes.flat]
     for k in range(5):
         plots.update_score_pair(pair, (k + 1, k), (2, 3))
-        plots.update_queue_strip(strip, [(str(i), i % 3) for i in range(k)])
         plots.update_bands(bands, [float(priority_score(1 + i % 4, i)) for i in range(k * 10)], 4)
     assert [len(ax.get_children()) for ax in axes.flat] == counts
-    assert strip.texts[1].get_text() == "1\np1" and strip.texts[0].get_text() == "0\nwait"
-    assert strip.texts[4].get_text() == ""
 
 
 def test_tier_colours_are_shared_and_vectorised():
@@ -146,12 +142,10 @@ def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
     view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
     report = view.inspect()
     assert report.total == 5 and list(report.tier_counts) == [1, 2, 3, 2**21]
-    drawn = sum(len(points.get_offsets()) for panel in view.map.points for points in panel)
-    assert drawn == 5  # every job, the one past the limit too (a square: its score is rounded)
-    assert len(view.map.points[0][1].get_offsets()) == 1
-    assert view.map.panels[0].get_yticklabels()[-1].get_text() == "tier 2²¹"
-    assert view.progress.value == view.progress.max == 5
-    assert not view.run_button.disabled
+    points = view.figure.queue_map["points"]
+    assert len(points) == 5  # every job, the one past the limit too (a square: its score is rounded)
+    assert [kind for *_, kind in points].count(1) == 1 and view.figure.queue_map["rows"][-1] == str(2**21)
+    assert view.figure.progress == [5, 5]
 
 
 def test_inspector_view_unreachable_is_one_line():
@@ -212,15 +206,15 @@ def caption_of(view) -> str:
 
 def test_consume_caption_names_the_last_pop_and_what_is_left(demo):
     view = ConsumeView(demo, priorities=[2, 1, 2], waiting=1)
-    assert caption_of(view).startswith("Queue strip: 4 jobs left, next out job 4 (wait list)")
-    assert "nothing popped yet" in caption_of(view)
-    view.step_button.click()
-    view.step_button.click()
-    text = caption_of(view)
-    assert "3 jobs left" not in text and "2 jobs left, next out job 1 (priority 2)" in text
+    assert view.describe().startswith("Queue strip: 4 jobs in arrival order (by job id), not the order")
+    assert "nothing popped yet" in view.describe() and "next" not in view.describe()  # the question stays open
+    view.step()
+    view.step()
+    text = view.describe()
+    assert "3 jobs left" not in text and "2 jobs left, in arrival order" in text
     assert "2 popped, the last job 2 (priority 1)" in text
-    view.drain_button.click()
-    assert caption_of(view).startswith("Queue strip: empty")
+    view.drain()
+    assert view.describe().startswith("Queue strip: empty")
 
 
 def test_frontier_and_wrap_captions_follow_their_state(demo):
@@ -238,11 +232,11 @@ def test_frontier_and_wrap_captions_follow_their_state(demo):
 def test_inspector_caption_counts_what_it_drew(demo, redis_server):
     demo.add_batch([1, 3, 2, 1])
     view = InspectorView(redis_server.url, queue=f"{{{demo.queue}}}", tiers=4)
-    assert caption_of(view) == ("The queue's jobs, one row per tier present, the arrival counter across, "
-                                "empty: nothing read yet.")
-    view.run_button.click()
+    assert view.describe() == ("The queue's jobs, one row per tier present, the arrival counter across, "
+                               "empty: nothing read yet.")
+    view._on_run()  # the page's Inspect button; the page draws its caption from describe (test_inspector_view)
     assert view.status.text == ""
-    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1." in caption_of(view)
+    assert "4 jobs drawn: tier 1: 2, tier 2: 1, tier 3: 1." in view.describe()
 
 
 # -- one guarded callback for every control ------------------------------------------------------
@@ -256,9 +250,8 @@ def test_a_failing_action_is_one_line_and_frees_its_controls(demo):
     frontier = FrontierView(demo)
     wrap = WrapView(demo)
     demo.pop = demo.drain = demo.reset = boom
-    buttons = [consume.refill_button, consume.step_button, consume.drain_button]
-    cases = [(consume, consume.step_button.click, buttons), (consume, consume.drain_button.click, buttons),
-             (consume, consume.refill_button.click, buttons),
+    press = lambda kind: lambda: consume.figure._handle_custom_msg({"kind": kind}, [])  # noqa: E731 (its buttons)
+    cases = [(consume, press("pop"), []), (consume, press("drain"), []), (consume, press("refill"), []),
              (frontier, lambda: frontier.figure._handle_custom_msg({"kind": "run", "priority": 2**21,
                                                                      "first_counter": 4}, []), []),
              (wrap, lambda: wrap.figure._handle_custom_msg({"kind": "run", "start": TIER_SPAN - 3}, []), [])]
@@ -323,12 +316,6 @@ def test_views_on_a_demo_refuse_bad_values_and_write_nothing(filled_demo, keyspa
         make(filled_demo)
 
 
-def _click_and_read(view) -> str:
-    view.run_button.click()
-    assert not view.run_button.disabled  # usable again
-    return view.status.text
-
-
 def test_inspector_view_bad_input_is_one_status_line_and_writes_nothing(redis_server, r, keyspace, caplog):
     r.hset("emq:{odd}:prioritized", "not", "a zset")
     r.set("someone-else", "data")
@@ -346,7 +333,8 @@ def test_inspector_view_bad_input_is_one_status_line_and_writes_nothing(redis_se
              f"error: RedisUnavailable: cannot reach Redis at redis://127.0.0.1:{http_port}/0"),
         ]
         for view, expected in cases:
-            text = _click_and_read(view)
+            view._on_run()  # the page's Inspect button
+            text = view.status.text
             assert text.startswith(expected), text
             assert one_clear_line(text) and len(text) < 260
             assert view.report is None
@@ -378,7 +366,7 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
             return job
 
         demo.pop = pop_then_stop
-        consume.step_button.click()
+        consume.figure._handle_custom_msg({"kind": "pop"}, [])  # its page's "Pop one"
         demo.pop = real_pop
         assert not server.running
         hero.switch_live(True)  # adds on Redis at once: fails, shown in the view
@@ -387,14 +375,12 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         for view in (consume, hero, comparison):
             text = view.status.text
             assert text.startswith("error: ConnectionError") and one_clear_line(text) and len(text) < 260, text
-            shown = view.figure.status if view in (hero, comparison) else view.status.widget.value  # drawn in the page
-            assert "Traceback" not in shown
-        assert not any(button.disabled for button in consume._buttons)
+            assert "Traceback" not in view.figure.status  # drawn in the page
         assert "Exception in callback" not in caplog.text
 
         # A new server on the same address: the same views work again, the error line goes.
         restarted = RedisServer(port=port, password=server.password).start()
-        consume.refill_button.click()
+        consume.figure._handle_custom_msg({"kind": "refill"}, [])  # its page's "Fresh batch"
         assert consume.status.text == "" and len(demo.entries()) == 3 and demo.waiting()
         assert [job.id for job in consume.drain()] == consume.expected_order()
         hero.set(counter=99)
