@@ -30,6 +30,7 @@ from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 __all__ = ["Card", "card", "cards", "install", "write_offline_index", "THUMB_WIDTH"]
 
 THUMB_WIDTH = 600  # px: about twice a card's image width, sharp on a high-density screen
+THUMB_BYTES = 56_000  # a card's picture at most: the front page loads them all at once
 THUMB_COLOURS = 128  # a figure has few colours: a palette keeps a thumbnail a few tens of kB
 SUMMARY_CHARS = 150  # a summary longer than this is cut at a word, with an ellipsis
 # One line a notebook, by file stem; the README's path of notebooks says the same.
@@ -80,8 +81,11 @@ def _thumbnail(png_base64: str) -> str:
     image = Image.open(io.BytesIO(base64.b64decode(png_base64)))
     if image.width > THUMB_WIDTH:
         image = image.resize((THUMB_WIDTH, round(image.height * THUMB_WIDTH / image.width)), Image.LANCZOS)
-    out = io.BytesIO()
-    image.convert("RGB").quantize(THUMB_COLOURS).save(out, format="PNG", optimize=True)
+    for colours in (THUMB_COLOURS, THUMB_COLOURS // 2, THUMB_COLOURS // 4):  # fewer for a busy still
+        out = io.BytesIO()
+        image.convert("RGB").quantize(colours).save(out, format="PNG", optimize=True)
+        if out.tell() <= THUMB_BYTES:
+            break
     return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
