@@ -341,7 +341,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 LONGEST_FIRST = ("test_browser.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
                  "test_classroom_bench.py", "test_peers.py",
                  # notebook 10 under nbval (30 s; the notebooks come last in the folders' order)
-                 "10-the-queues-people-run.ipynb", "test_canvas.py", "test_refresh.py", "test_cli.py",
+                 "10-the-queues-people-run.ipynb", "test_refresh.py", "test_cli.py",
                  "test_packaging.py",
                  # and the quick part's longest (seconds each): test_widgets, last in the folders' order, ran alone at its end
                  "test_widgets.py", "test_bad_input.py")

@@ -1,5 +1,7 @@
 """Artists that draw the very pixels of matplotlib's own, for less, where a
-figure redraws them on every slider move (the hero figure).
+figure redraws them on every move of a control (the score's staircase and
+64-bit strip of :mod:`.plots`, as ``benchmarks/page_views.py``'s matplotlib
+reference redraws them; the hero itself is drawn in the page).
 
 - :class:`CellImage`: an image of a few colour codes drawn nearest-neighbour
   (the 64-bit strip), where matplotlib resamples all its columns every time.

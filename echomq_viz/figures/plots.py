@@ -2,9 +2,9 @@
 
 Each ``draw_*`` function draws once and returns its artists; the matching
 ``update_*`` function changes those artists in place (``set_data``,
-``set_text``, ...) and never adds new ones, so an interactive view only needs
-``canvas.draw_idle()`` afterwards. Nothing here talks to Redis: plots draw the
-numbers they are given.
+``set_text``, ...) and never adds new ones, so a figure that follows a
+control only needs ``fig.canvas.draw_idle()`` afterwards. Nothing here talks
+to Redis: plots draw the numbers they are given.
 
 Colours: :func:`tier_color` (from :mod:`echomq_viz.core.colours`) gives every
 tier one colour, used by every notebook; the 64-bit strip shows tier bits in

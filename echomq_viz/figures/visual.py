@@ -84,8 +84,8 @@ def figure_texts(fig: Figure) -> Iterator:
 
 def smallest_text_px(fig: Figure) -> tuple[float, str]:
     """The smallest visible text of ``fig`` on the page, in CSS px at 100 %,
-    and the text itself; ``(inf, "")`` for a figure without text. On a HiDPI
-    screen ipympl raises ``fig.dpi`` and shows the figure scaled back: the
+    and the text itself; ``(inf, "")`` for a figure without text. A canvas on
+    a HiDPI screen raises ``fig.dpi`` and shows the figure scaled back: the
     figure's own dpi counts."""
     dpi = getattr(fig, "_original_dpi", fig.dpi)
     sizes = [(px(text.get_fontsize(), dpi), text.get_text()) for text in figure_texts(fig)]

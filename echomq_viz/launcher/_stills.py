@@ -2,23 +2,20 @@
 
 A view displays as its widgets plus a still, an ``image/png`` beside the
 widget view in the cell's output; GitHub, nbviewer and a projector before the
-kernel is up show only the still. Two kinds of figure make one:
+kernel is up show only the still.
 
-- a matplotlib figure (an ipympl canvas, ``MPLCanvasModel``): the kernel
-  shows a still with the view (see ``View._repr_mimebundle_``), and after a
-  run (:func:`echomq_viz.launcher.export.execute_with_widgets`, which also
-  stores every figure's current image in the widget state, its ``_data_url``)
-  each still is replaced with its figure's stored image;
-- a figure drawn on the page (an anywidget, ``AnyModel``, whose ``_esm``
-  exports ``still(state)``): the kernel shows no still, as it cannot run
-  JavaScript; when the notebook is stored, headless Chromium runs that
-  module's ``still`` on the stored traits and screenshots the SVG
-  (:mod:`echomq_viz.launcher.page_stills`), and the PNG becomes the still
-  (the ``image/png`` added where there was none).
+A figure drawn on the page (an anywidget, ``AnyModel``, whose ``_esm``
+exports ``still(state)``) gets its still when the notebook is stored: the
+kernel shows none, as it cannot run JavaScript; headless Chromium runs that
+module's ``still`` on the stored traits and screenshots the SVG
+(:mod:`echomq_viz.launcher.page_stills`), and the PNG becomes the still (the
+``image/png`` added where there was none). So a still is made by the code
+that draws the live view, from the stored state, and the two can never
+disagree; :func:`stale_stills` finds a notebook stored otherwise.
 
-Either way a still is made by the code that draws the live view, from the
-stored state, so the two can never disagree; :func:`stale_stills` finds a
-notebook stored otherwise.
+A view that holds no page figure (notebook 10's growth plots, a static
+matplotlib image no control moves) keeps the still its kernel showed with it
+(``View._repr_mimebundle_``): there is no other state it could show.
 
 No later cell may move a view shown above it: every view must show the
 state its own cell describes. A view records, in its output's metadata
@@ -73,24 +70,23 @@ def _widget_state(nb) -> dict:
     return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
 
 
-def _views(nb) -> Iterator[tuple[dict, list[str], list[str]]]:
-    """Each output showing a widget view, with the figures drawn on the page
-    and the ipympl canvases its view holds (model ids, sorted)."""
+def _views(nb) -> Iterator[tuple[dict, list[str]]]:
+    """Each output showing a widget view that holds figures drawn on the page,
+    with those figures (model ids, sorted)."""
     state = _widget_state(nb)
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if VIEW in data:
-                held = reach_models(state, data[VIEW].get("model_id", ""), [])
-                canvases = [m for m in sorted(held) if state[m].get("model_name") == "MPLCanvasModel"
-                            and state[m].get("state", {}).get("_data_url")]
-                yield data, page_models(state, held), canvases
+                drawn = page_models(state, reach_models(state, data[VIEW].get("model_id", ""), []))
+                if drawn:
+                    yield data, drawn
 
 
 def has_page_stills(nb) -> bool:
     """Whether any view of the notebook holds a figure drawn on the page (whose
     still needs a browser: :class:`~echomq_viz.launcher.page_stills.PageStills`)."""
-    return any(drawn for _, drawn, _ in _views(nb))
+    return any(True for _ in _views(nb))
 
 
 @contextmanager
@@ -106,39 +102,28 @@ def _browser(page: PageStills | None) -> Iterator[PageStills]:
         own.close()
 
 
-def _stills(nb, page: PageStills | None, page_views: bool = True) -> Iterator[tuple[dict, list[str], bool]]:
-    """:func:`view_stills`, each with whether its figures are drawn on the page
-    (left out when ``page_views`` is False)."""
+def view_stills(nb, page: PageStills | None = None) -> Iterator[tuple[dict, list[str]]]:
+    """Each output showing a widget view that holds figures drawn on the page
+    (beside a still or not), with their current images (base64 PNGs), drawn
+    now by ``page`` (by a browser of this call's own when None: consume the
+    iterator whole, which closes it). Any other view is left out: its still
+    is the one its kernel showed."""
     state = _widget_state(nb)
     with _browser(page) as browser:
-        for data, drawn, canvases in _views(nb):
-            if drawn and not page_views:
-                continue
-            if drawn:
-                yield data, [browser.render(state[m]["state"]) for m in drawn], True
-            elif "image/png" in data:
-                yield data, [state[m]["state"]["_data_url"].split(",", 1)[-1] for m in canvases], False
-
-
-def view_stills(nb, page: PageStills | None = None) -> Iterator[tuple[dict, list[str]]]:
-    """Each output showing a widget view beside a still (or, for a view holding
-    a figure drawn on the page, with or without one), with the current images
-    (base64 PNGs) of the figures the view holds: the page's stills, drawn now
-    by ``page`` (by a browser of this call's own when None: consume the
-    iterator whole, which closes it), for a view holding any; else the ipympl
-    images stored in the widget state."""
-    for data, images, _ in _stills(nb, page):
-        yield data, images
+        for data, drawn in _views(nb):
+            yield data, [browser.render(state[m]["state"]) for m in drawn]
 
 
 def store_stills(nb, page: PageStills | None = None, *, page_views: bool = True) -> int:
-    """Replace each still with the current image of the one figure its view
-    holds: for a figure drawn on the page, its still made by ``page`` (a
-    browser of this call's own when None, started only if needed), added
-    where the output had none; with ``page_views`` False those are left as
-    they are. Returns how many were replaced or added."""
+    """Replace each still of a view holding one figure drawn on the page with
+    that figure's still, made by ``page`` (a browser of this call's own when
+    None, started only if needed), added where the output had none; with
+    ``page_views`` False every still is left as it is. A view holding no page
+    figure keeps its own. Returns how many were replaced or added."""
+    if not page_views:
+        return 0
     replaced = 0
-    for data, images, _ in _stills(nb, page, page_views):
+    for data, images in view_stills(nb, page):
         if len(images) == 1:
             data["image/png"] = images[0]
             replaced += 1
@@ -161,15 +146,15 @@ def _same_pixels(stored: str, fresh: str) -> bool:
 
 
 def stale_stills(nb, page: PageStills | None = None) -> list[int]:
-    """Which stills (their places, counted in output order) differ from the
-    current image of every figure their view holds; for figures drawn on the
-    page, from a still made now by ``page`` (a browser of this call's own when
-    None, started only if needed), by their pixels, a missing still counted
-    as stale."""
+    """Which views holding figures drawn on the page (their places, counted in
+    output order among those) have a still that differs, by its pixels, from
+    the still of every figure they hold, made now by ``page`` (a browser of
+    this call's own when None, started only if needed); a missing still
+    counts as stale."""
     stale = []
-    for place, (data, images, drawn) in enumerate(_stills(nb, page)):
+    for place, (data, images) in enumerate(view_stills(nb, page)):
         still = _png(data.get("image/png", ""))
-        if images and still not in images and not (drawn and any(_same_pixels(still, image) for image in images)):
+        if still not in images and not any(_same_pixels(still, image) for image in images):
             stale.append(place)
     return stale
 

@@ -8,9 +8,9 @@ Voila 0.5 reads the header of every binary message it sends to a page as if
 the frame used the v1 websocket protocol: the first 8 bytes are taken as a
 count of offsets, and a list that long is built. A client that connects
 without the v1 subprotocol gets the legacy framing, whose first 8 bytes are
-an arbitrary number (about 10**18 for an ipympl frame): one such visitor
-moving one slider blocks the server's event loop, and with it every other
-visitor, until memory runs out. Here the count is checked against the
+an arbitrary number (about 10**18 for the image frames the ipympl figures
+sent on each slider move): one such visitor blocks the server's event loop,
+and with it every other visitor, until memory runs out. Here the count is checked against the
 frame's length first; anything that is not a plausible v1 frame has no
 header to read, which is what Voila's own reader answers for a bad frame.
 """

@@ -68,7 +68,7 @@ VOILA_NO_TRACEBACKS = (
 # installed here (Notebook 7's, say) fails in a Voila page, with errors in its console.
 VOILA_EXTENSIONS = tuple(f"--VoilaConfiguration.extension_allowlist={name}" for name in (
     "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager7",
-    "@voila-dashboards/widgets-manager8", "anywidget", "jupyter-matplotlib", "jupyterlab_pygments"))  # one option a name
+    "@voila-dashboards/widgets-manager8", "anywidget", "jupyterlab_pygments"))  # one option a name
 
 
 # The commands that start servers or kernels, each checking first the installed versions against the tested ranges

@@ -1,5 +1,5 @@
-"""Every notebook as a static HTML page that renders its widgets and ipympl
-figures from the stored widget state, with no network at all.
+"""Every notebook as a static HTML page that renders its widgets and figures
+from the stored widget state, with no network at all.
 
 ``jupyter nbconvert --to html`` alone loads its widget JavaScript from public
 CDNs. Here the three pieces are fetched once, at build time, and copied next
@@ -10,28 +10,23 @@ to the pages:
   (``require.js``), taken from the npm registry with ``npm pack`` into a
   cache folder (``~/.cache/echomq-viz/js`` by default; nothing of it is
   committed);
-- ipympl's AMD bundle, shipped in its wheel as
-  ``share/jupyter/nbextensions/jupyter-matplotlib/index.js``, and
-  anywidget's, shipped in its wheel as
+- anywidget's AMD bundle, shipped in its wheel as
   ``share/jupyter/nbextensions/anywidget/index.js`` (the classic notebook's
   front end: an AMD module that needs only ``@jupyter-widgets/base``, which
-  ``embed-amd.js`` defines); the page finds each through a ``require.config``
+  ``embed-amd.js`` defines); the page finds it through a ``require.config``
   path, so the widget manager's loader never falls back to its CDN.
 
 An anywidget view (model ``AnyModel`` of module ``anywidget``) carries its ES
 module as text (``_esm``); anywidget's front end imports it from a ``blob:``
 URL, so it runs on a page opened from disk, and the controls it draws itself
 move there with no kernel. Those are left alone; every ipywidgets control
-and ipympl toolbar is switched off (:func:`freeze_controls`), and the notice
-at the top of each page says which figures move and which are stills
-(:func:`notice_html`).
+is switched off (:func:`freeze_controls`), and the notice at the top of each
+page says which figures move and which are stills (:func:`notice_html`).
 
-A figure only reaches the widget state when something renders it, and a
-headless run never does. So each notebook is run here (its own kernel, the
-embedded Redis or ``REDIS_URL``), then one more hidden cell stores every
-ipympl canvas's current image and size in the state
-(:func:`echomq_viz.widgets.canvas.snapshot_figures`); that cell is not part of
-the page.
+Each notebook is run here (its own kernel, the embedded Redis or
+``REDIS_URL``) with its widget state stored: a page view's figure is its
+model's traits, drawn again by its module in the page; a figure no control
+moves is an image widget, its PNG in the state.
 
 Output layout::
 
@@ -39,7 +34,6 @@ Output layout::
     OUT/01-one-score-two-keys.html ...
     OUT/static/require.js
     OUT/static/embed-amd.js
-    OUT/static/jupyter-matplotlib/index.js
     OUT/static/anywidget/index.js
     OUT/@jupyter-widgets/[html-manager/dist/]*.woff2  (icon fonts, where its CSS looks)
 """
@@ -62,7 +56,7 @@ from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 
 __all__ = ["ExportError", "JsAsset", "JS_ASSETS", "fetch_js_assets",
-           "ipympl_bundle", "anywidget_frontend", "export_notebooks", "execute_with_widgets", "redis_for_kernels",
+           "anywidget_frontend", "export_notebooks", "execute_with_widgets", "redis_for_kernels",
            "freeze_controls", "notice_html", "STATIC", "SNAPSHOT_NOTICE_HTML", "MOVING_NOTICE_HTML",
            "LIVE_NOTICE_HTML"]
 
@@ -94,14 +88,6 @@ JS_ASSETS = (
 )
 
 
-# Run after the notebook's own cells: put each figure's current image into the
-# widget state (see echomq_viz.widgets.canvas.snapshot_figures). Prints nothing.
-_SNAPSHOT_CELL = """\
-from echomq_viz.widgets.canvas import snapshot_figures as _echomq_viz_snapshot_figures
-_echomq_viz_snapshot_figures()
-del _echomq_viz_snapshot_figures
-"""
-
 # The notice at the top of a page (notice_html): a page of stills only; a page where some figures
 # move (anywidget views, which draw their own controls) and the rest are stills; a page where
 # every figure moves (a button that needs the kernel says so in its own view).
@@ -113,14 +99,13 @@ LIVE_NOTICE_HTML = ("Every figure on this page moves here, with no kernel: "
 
 ANYWIDGET = "anywidget"  # the model module of an anywidget view, and its front end's require.js name
 
-# The lab template, plus: ipympl's and anywidget's module paths for require.js, and MathJax only
-# when a notebook has maths (it is the one piece still taken from a CDN).
+# The lab template, plus: anywidget's module path for require.js, and MathJax only when a
+# notebook has maths (it is the one piece still taken from a CDN).
 _TEMPLATE = """\
 {%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}
 {{ super() }}
-<script>require.config({paths: {"jupyter-matplotlib": "__STATIC__/jupyter-matplotlib/index",
-  "anywidget": "__STATIC__/anywidget/index"}});</script>
+<script>require.config({paths: {"anywidget": "__STATIC__/anywidget/index"}});</script>
 {%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mathjax -%}
 {%- if resources.echomq_viz_mathjax -%}{{ super() }}{%- endif -%}
@@ -153,11 +138,9 @@ __APP_PAGE_CSS__
 {{ super() }}
 <script>__NAME_HANDLES__
 __LABEL_FIGURES__
-/* Handles are switched off like their sliders; figure toolbar buttons cannot act without a kernel either.
-   (An anywidget view's own controls are neither: they run in the page.) */
+/* Handles are switched off like their sliders. (An anywidget view's own controls are not: they run in the page.) */
 new MutationObserver(() => {
   document.querySelectorAll(".noUi-handle:not([aria-disabled])").forEach(h => h.setAttribute("aria-disabled", "true"));
-  document.querySelectorAll(".jupyter-matplotlib-button:not([disabled])").forEach(b => { b.disabled = true; });
 }).observe(document.documentElement, {childList: true, subtree: true});
 </script>
 {%- endblock footer_js -%}
@@ -278,11 +261,6 @@ def _wheel_file(distribution_name: str, relative: str, what: str) -> Path:
                       f"{dist.version}: pip install --force-reinstall {distribution_name}")
 
 
-def ipympl_bundle() -> Path:
-    """ipympl's AMD bundle for static pages, as its wheel installed it."""
-    return _wheel_file("ipympl", "share/jupyter/nbextensions/jupyter-matplotlib/index.js", "ipympl's static bundle")
-
-
 def anywidget_frontend() -> Path:
     """anywidget's front end for static pages: the classic notebook's AMD
     module, as its wheel installed it (``define(["@jupyter-widgets/base"], ...)``,
@@ -302,22 +280,15 @@ def _has_maths(nb) -> bool:
 
 
 def execute_with_widgets(nb, path: Path, timeout: int, *, page_stills: bool = True) -> None:
-    """Run the notebook in a fresh kernel, then store the figures' images: in
-    the widget state, and as each view's still
+    """Run the notebook in a fresh kernel with its widget state stored, then
+    make each page view's still from its stored state
     (:func:`echomq_viz.launcher._stills.store_stills`). With ``page_stills``
-    False the views drawn in the page get no still (they need a browser to
-    make one); an ipympl figure's still is stored all the same."""
-    import nbformat
+    False those get no still (they need a browser to make one)."""
     from nbclient import NotebookClient
 
-    snapshot = nbformat.v4.new_code_cell(_SNAPSHOT_CELL)
-    nb.cells.append(snapshot)
-    try:
-        with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
-    finally:
-        nb.cells.remove(snapshot)
+    with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
     from echomq_viz.launcher._stills import store_stills
 
     store_stills(nb, page_views=page_stills)
@@ -332,11 +303,10 @@ def _is_anywidget(model: dict) -> bool:
 
 
 def freeze_controls(nb) -> int:
-    """Switch off every control in the notebook's stored widget state, and
-    the figures' toolbars and resize handles: on a page without a kernel they
-    would move without effect. An anywidget view is left as it is: it draws
-    its figure and its controls in the page, and they move there. Returns how
-    many controls it switched off."""
+    """Switch off every control in the notebook's stored widget state: on a
+    page without a kernel it would move without effect. An anywidget view is
+    left as it is: it draws its figure and its controls in the page, and they
+    move there. Returns how many controls it switched off."""
     frozen = 0
     for model in _widget_state(nb).values():
         if _is_anywidget(model):
@@ -345,8 +315,6 @@ def freeze_controls(nb) -> int:
         if "disabled" in attributes:
             attributes["disabled"] = True
             frozen += 1
-        if model.get("model_name") == "MPLCanvasModel":
-            attributes.update(toolbar_visible=False, resizable=False, capture_scroll=False)
     return frozen
 
 
@@ -378,8 +346,7 @@ def notice_html(nb) -> str:
     :func:`freeze_controls`."""
     shown = _shown_models(nb)
     moving = any(_is_anywidget(model) for model in shown)
-    still = any(not _is_anywidget(model) and ("disabled" in model.get("state", {})
-                                              or model.get("model_name") == "MPLCanvasModel") for model in shown)
+    still = any(not _is_anywidget(model) and "disabled" in model.get("state", {}) for model in shown)
     if not moving:
         return SNAPSHOT_NOTICE_HTML
     return MOVING_NOTICE_HTML if still else LIVE_NOTICE_HTML
@@ -425,12 +392,13 @@ def export_notebooks(
     import nbformat
 
     paths = _select(notebooks, names)
-    assets = {**fetch_js_assets(cache_dir, log=log), f"{STATIC}/jupyter-matplotlib/index.js": ipympl_bundle()}
+    assets = fetch_js_assets(cache_dir, log=log)
     try:
         assets[f"{STATIC}/{ANYWIDGET}/index.js"] = anywidget_frontend()
         no_anywidget = None
     except ExportError as missing:  # needed only by a page with an anywidget view: said there
         no_anywidget = missing
+    out.mkdir(parents=True, exist_ok=True)
     for name, source in assets.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, out / name)

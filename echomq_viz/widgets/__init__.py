@@ -1,23 +1,22 @@
 """Interactive views for the notebooks, drawn in the page.
 
-A view moved to the page (:mod:`.hero` and :mod:`.comparison` so far) is an
-anywidget whose ES module, ``page/<view>.js``, draws its figure, controls,
-caption and readouts in the browser: a drag redraws there and the kernel
-hears nothing of it. Python holds the state, checks every value the page
-sends against bounds it keeps (:mod:`.page_view`), and makes every Redis call
-(through :class:`echomq_viz.experiments.live.Demo`), coalesced to about ten a
-second while a view is live. Notebook 10's pop orders are drawn in the
-page too (``page/orders.js``; the view is :mod:`echomq_viz.peers.view`'s);
-its growth plots are a static matplotlib figure no control moves. Any error inside a
+Every view is an anywidget whose ES module, ``page/<view>.js``, draws its
+figure, controls, caption and readouts in the browser: a drag redraws there
+and the kernel hears nothing of it. Python holds the state, checks every
+value the page sends against bounds it keeps (:mod:`.page_view`), and makes
+every Redis call (through :class:`echomq_viz.experiments.live.Demo`),
+coalesced to about ten a second while a view is live. Notebook 10's pop
+orders are drawn in the page too (``page/orders.js``; the view is
+:mod:`echomq_viz.peers.view`'s); its growth plots are a static matplotlib
+image no control moves (:func:`.view.static_image`). Any error inside a
 callback becomes one red line in the view's status, never a traceback.
 
 Each view displays itself (``display(view)`` or a cell ending in ``view``)
 and offers plain-text methods (``readout_text``, ``describe`` and the like)
 that checked notebook cells print.
 
-Modules: :mod:`.page_modules` and :mod:`.page_view` (the page side every moved
-view shares), :mod:`.canvas` (the ipympl canvas and figures; :mod:`.diff_png`
-keeps a still's bytes small), :mod:`.view` (what every view shares),
+Modules: :mod:`.page_modules` and :mod:`.page_view` (the page side every
+view shares), :mod:`.view` (what every view shares, and the static image),
 :mod:`.answer` (an answer shown beside a view, never through it), one module per
 notebook's view: :mod:`.hero` (01), :mod:`.comparison` (02), :mod:`.consume`
 (03), :mod:`.bands` (04), :mod:`.frontier` and :mod:`.double` (05),

@@ -34,14 +34,16 @@ SHOWN = "echomq_viz"  # the output metadata recording what a view showed when it
 def shown_values(root: w.Widget) -> dict[str, dict]:
     """What every control and text of a widget tree shows, by model id: a
     choice's ``index``, anything else's ``value``, as the widget state stores
-    them. Figures are left out: their pixels are the stills' business."""
+    them. Figures are left out (a static image's ``value`` is its PNG, which
+    the widget state stores as a buffer): their pixels are the stills' business."""
     shown: dict[str, dict] = {}
     todo = [root]
     while todo:
         widget = todo.pop()
         if widget.model_id in shown:
             continue
-        key = "index" if widget.has_trait("index") else "value" if widget.has_trait("value") else None
+        key = ("index" if widget.has_trait("index") else None if isinstance(widget, w.Image)
+               else "value" if widget.has_trait("value") else None)
         shown[widget.model_id] = {} if key is None else widget.get_state(key)
         todo.extend(child for child in getattr(widget, "children", ()) if isinstance(child, w.Widget))
     return {model_id: state for model_id, state in shown.items() if state}
@@ -138,8 +140,7 @@ class View:
         raise NotImplementedError
 
     def _redraw_figure(self) -> None:
-        """Send the updated artists to the page and the caption along."""
-        self.fig.canvas.draw_idle()
+        """Show the caption of the figure as it is now (a page view redraws itself)."""
         self.caption.value = (f"<div style='{_CAPTION}'><b>Figure:</b> "
                               f"{html.escape(self.describe())}</div>")
 

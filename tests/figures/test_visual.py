@@ -10,11 +10,9 @@ from matplotlib.figure import Figure
 
 from echomq_viz.figures import double_plots, plots, queue_plots, visual
 from echomq_viz.core.colours import tier_color
-from echomq_viz.widgets import canvas
 
 
 def test_the_smallest_size_is_legible_at_the_views_dpi():
-    assert canvas.DPI == visual.DPI
     for size in (visual.SMALL, visual.TEXT, visual.TITLE):
         assert visual.px(size) >= visual.MIN_TEXT_PX
     assert visual.px(8) < visual.MIN_TEXT_PX  # the 8 pt the figures used to have was too small
@@ -52,7 +50,7 @@ def test_smallest_text_is_measured_in_page_pixels():
     ax.text(0.5, 0.2, "gone", fontsize=5, visible=False)
     ax.tick_params(labelsize=12)
     assert visual.smallest_text_px(fig) == (pytest.approx(7 * 96 / 72), "tiny")
-    fig.set_dpi(192)  # a HiDPI screen: ipympl doubles the dpi, the page shows it at half
+    fig.set_dpi(192)  # a canvas on a HiDPI screen doubles the dpi, the page shows it at half
     fig._original_dpi = 96
     assert visual.smallest_text_px(fig)[0] == pytest.approx(7 * 96 / 72)
 

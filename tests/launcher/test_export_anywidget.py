@@ -76,15 +76,16 @@ def _notebook(*models: tuple[str, str, str, dict]) -> nbformat.NotebookNode:
 
 ANY = ("a", "anywidget", "AnyModel", {"_esm": "export default {}", "n": 1, "disabled": False})
 SLIDER = ("s", "@jupyter-widgets/controls", "IntSliderModel", {"value": 1, "disabled": False})
-CANVAS = ("c", "jupyter-matplotlib", "MPLCanvasModel", {"toolbar_visible": True})
+IMAGE = ("i", "@jupyter-widgets/controls", "ImageModel", {"format": "png"})  # a figure no control moves
 CAPTION = ("h", "@jupyter-widgets/controls", "HTMLModel", {"value": "a caption"})
 
 
 @pytest.mark.parametrize("shown, notice", [
-    pytest.param((SLIDER, CANVAS), export.SNAPSHOT_NOTICE_HTML, id="stills"),
+    pytest.param((SLIDER, IMAGE), export.SNAPSHOT_NOTICE_HTML, id="stills"),
     pytest.param((), export.SNAPSHOT_NOTICE_HTML, id="no-views"),
     pytest.param((ANY, SLIDER), export.MOVING_NOTICE_HTML, id="anywidget-and-slider"),
-    pytest.param((ANY, CANVAS), export.MOVING_NOTICE_HTML, id="anywidget-and-figure"),
+    # a static image has nothing to move in the lab either: the page's figures all move that can
+    pytest.param((ANY, IMAGE), export.LIVE_NOTICE_HTML, id="anywidget-and-static-image"),
     pytest.param((ANY, CAPTION), export.LIVE_NOTICE_HTML, id="anywidget-and-caption"),
     pytest.param((ANY,), export.LIVE_NOTICE_HTML, id="anywidget"),
 ])
@@ -111,12 +112,17 @@ def test_an_anywidget_view_shown_inside_a_box_counts_as_moving():
 
 
 def test_freezing_leaves_anywidget_views_alone():
-    nb = _notebook(ANY, SLIDER, CANVAS)
+    nb = _notebook(ANY, SLIDER, IMAGE)
     assert export.freeze_controls(nb) == 1
     state = nb.metadata["widgets"][WIDGET_STATE]["state"]
     assert state["s"]["state"]["disabled"] is True
     assert state["a"]["state"] == ANY[3], "an anywidget's own traitlets were changed"
-    assert state["c"]["state"]["toolbar_visible"] is False
+    assert state["i"]["state"] == IMAGE[3], "a static image was changed"
+
+
+def test_the_offline_pages_ship_no_ipympl():
+    """Every figure is a page view or a static image: no page loads ipympl's front end."""
+    assert "jupyter-matplotlib" not in export._TEMPLATE and "ipympl" not in export._TEMPLATE
 
 
 def test_anywidgets_front_end_is_the_wheels_amd_module():

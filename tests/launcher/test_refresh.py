@@ -4,6 +4,8 @@ every run (execution timestamps, random widget ids), so diffs stay quiet."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import subprocess
@@ -12,24 +14,23 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from PIL import Image
 
 from echomq_viz.launcher._refresh import quieten
-from echomq_viz.launcher._stills import stale_stills
-from echomq_viz.launcher._stills import WIDGET_STATE
+from echomq_viz.launcher._stills import VIEW, WIDGET_STATE, stale_stills
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 WIDGET_NOTEBOOK = nbformat.v4.new_notebook(cells=[
-    nbformat.v4.new_markdown_cell("# A slider and a figure"),
+    nbformat.v4.new_markdown_cell("# A view drawn in the page, and an ipywidgets slider"),
     nbformat.v4.new_code_cell(
-        "%matplotlib ipympl\n"
-        "import ipywidgets as w\nimport matplotlib.pyplot as plt\n"
+        "import ipywidgets as w\n"
         "from echomq_viz.redis_side.server import connect\n"
-        "slider = w.IntSlider(value=3, min=1, max=9, description='tier')\n"
-        "fig, ax = plt.subplots(figsize=(3, 2))\nax.plot([1, 3, 2])\n"
+        "from echomq_viz.widgets import HeroView\n"
         "print('redis answers', connect().ping())\n"
-        "w.VBox([slider, fig.canvas])"),
+        "HeroView(None, priority=2, counter=7)"),
+    nbformat.v4.new_code_cell("w.IntSlider(value=3, min=1, max=9, description='tier')"),
 ], metadata={"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}})
 
 
@@ -39,22 +40,35 @@ def _refresh(*paths: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_refresh_stores_outputs_widgets_and_figures_and_nothing_volatile(tmp_path):
+def test_refresh_stores_outputs_widgets_and_stills_and_nothing_volatile(tmp_path):
+    """A page view (the hero) and an ipywidgets slider: the outputs, the widget state with the
+    view's anywidget model and the slider, the view's still drawn by its page module, widget ids
+    renumbered, no timestamps; a second run writes the same bytes."""
     path = tmp_path / "widgets.ipynb"
     nbformat.write(WIDGET_NOTEBOOK, path)
     result = _refresh(path)
     assert result.returncode == 0, result.stderr[-3000:]
     first = path.read_bytes()
     nb = json.loads(first)
-    code = nb["cells"][1]
-    assert code["execution_count"] == 1 and "execution" not in code["metadata"]
-    assert any("redis answers True" in "".join(out.get("text", "")) for out in code["outputs"])
-    view = next(out for out in code["outputs"] if "application/vnd.jupyter.widget-view+json" in out.get("data", {}))
+    hero, slider = nb["cells"][1], nb["cells"][2]
+    assert (hero["execution_count"], slider["execution_count"]) == (1, 2)
+    assert "execution" not in hero["metadata"] and "execution" not in slider["metadata"]
+    assert any("redis answers True" in "".join(out.get("text", "")) for out in hero["outputs"])
     state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
-    assert view["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] in state
     assert all(re.fullmatch(r"0{20}[0-9a-f]{12}", model_id) for model_id in state), sorted(state)
-    (canvas,) = [m["state"] for m in state.values() if m["model_name"] == "MPLCanvasModel"]
-    assert canvas["_data_url"].startswith("data:image/png;base64,")
+    (shown,) = [out["data"] for out in hero["outputs"] if VIEW in out.get("data", {})]
+    figure = state[shown[VIEW]["model_id"]]  # the view is its page model
+    assert (figure["model_module"], figure["model_name"]) == ("anywidget", "AnyModel")
+    assert (figure["state"]["priority"], figure["state"]["counter"]) == (2, 7)
+    assert "export function still" in figure["state"]["_esm"]
+    assert "".join(shown["text/plain"]) == "HeroView(priority=2, counter=7)"
+    assert stale_stills(nb) == []  # its still, drawn by the page module from that state
+    assert Image.open(io.BytesIO(base64.b64decode("".join(shown["image/png"])))).format == "PNG"
+    (control,) = [out["data"] for out in slider["outputs"] if VIEW in out.get("data", {})]
+    assert state[control[VIEW]["model_id"]]["model_name"] == "IntSliderModel"
+    assert state[control[VIEW]["model_id"]]["state"]["value"] == 3
+    assert not [m for m in state.values() if m["model_module"] not in
+                ("anywidget", "@jupyter-widgets/controls", "@jupyter-widgets/base")], "a model of another module"
     assert not TIMESTAMP.search(first.decode())
 
     assert _refresh(path).returncode == 0  # an unchanged notebook, run again: the same bytes

@@ -41,50 +41,53 @@ def browser_if_needed():
     browser.close()
 
 
-def _notebook(first_still: str, current: dict[str, str]) -> dict:
-    """A view (a box holding a slider and a canvas, a layout between) shown with
-    ``first_still``; ``current``: canvas model id -> its current image."""
-    state = {"box": {"model_name": "VBoxModel", "state": {
-        "children": ["IPY_MODEL_slider", "IPY_MODEL_inner"], "layout": "IPY_MODEL_layout"}},
-        "inner": {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{m}" for m in current]}},
-        "slider": {"model_name": "IntSliderModel", "state": {"value": 5}},
-        "layout": {"model_name": "LayoutModel", "state": {}}}
-    for model_id, image in current.items():
-        state[model_id] = {"model_name": "MPLCanvasModel",
-                           "state": {"_data_url": f"data:image/png;base64,{image}"}}
+def _static_view(still: str, ids: str = "") -> tuple[dict, dict]:
+    """A view holding no page figure (a box of a slider, a static image and its caption, a layout
+    between, as notebook 10's growth plots; the image's PNG a stored buffer) shown with the still
+    its kernel showed: (its output, its models, their ids starting with ``ids``)."""
+    controls = "@jupyter-widgets/controls"
+    state = {f"{ids}box": {"model_module": controls, "model_name": "VBoxModel", "state": {
+        "children": [f"IPY_MODEL_{ids}slider", f"IPY_MODEL_{ids}image", f"IPY_MODEL_{ids}caption"],
+        "layout": f"IPY_MODEL_{ids}layout"}},
+        f"{ids}slider": {"model_module": controls, "model_name": "IntSliderModel", "state": {"value": 5}},
+        f"{ids}image": {"model_module": controls, "model_name": "ImageModel", "state": {"format": "png"},
+                        "buffers": [{"encoding": "base64", "path": ["value"], "data": "Tm93"}]},
+        f"{ids}caption": {"model_module": controls, "model_name": "HTMLModel", "state": {"value": "Figure: a plot"}},
+        f"{ids}layout": {"model_module": "@jupyter-widgets/base", "model_name": "LayoutModel", "state": {}}}
     output = {"output_type": "display_data", "metadata": {},
-              "data": {VIEW: {"model_id": "box", "version_major": 2}, "image/png": first_still,
-                       "text/plain": "HeroView(...)"}}
+              "data": {VIEW: {"model_id": f"{ids}box", "version_major": 2}, "image/png": still,
+                       "text/plain": "GrowthView(...)"}}
+    return output, state
+
+
+def _notebook(still: str) -> dict:
+    """A notebook of one cell showing :func:`_static_view`."""
+    output, state = _static_view(still)
     return {"cells": [{"cell_type": "code", "outputs": [output]}],
             "metadata": {"widgets": {WIDGET_STATE: {"state": state}}}}
 
 
-def test_a_still_is_stale_until_it_is_stored_from_the_current_figure():
-    nb = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})  # "First", "Now"
-    assert [images for _, images in view_stills(nb)] == [["Tm93"]]
-    assert stale_stills(nb) == [0]
-    assert store_stills(nb) == 1
-    assert nb["cells"][0]["outputs"][0]["data"]["image/png"] == "Tm93"
-    assert stale_stills(nb) == []
+def _no_browser(self):
+    raise AssertionError("a browser started for a notebook without page stills")
 
 
-def test_a_still_split_into_lines_as_stored_compares_whole():
-    assert stale_stills(_notebook(["Tm", "93\n"], {"canvas": "Tm93"})) == []
-
-
-def test_a_view_holding_two_figures_is_left_as_shown_and_reported_when_stale():
-    nb = _notebook("Rmlyc3Q=", {"left": "TGVmdA==", "right": "UmlnaHQ="})
+def test_a_view_holding_no_page_figure_keeps_the_still_its_kernel_showed(monkeypatch):
+    """Its figure is a static image no control moves: the still shown with it is its picture,
+    left as stored; nothing is made for it, and no browser starts."""
+    monkeypatch.setattr(page_stills.PageStills, "start", _no_browser)
+    nb = _notebook("Rmlyc3Q=")  # "First"; the image holds "Now"
     before = copy.deepcopy(nb)
-    assert store_stills(nb) == 0 and nb == before  # which one it shows, only the view knows
-    assert stale_stills(nb) == [0]
-    assert stale_stills(_notebook("UmlnaHQ=", {"left": "TGVmdA==", "right": "UmlnaHQ="})) == []
+    assert not has_page_stills(nb)
+    assert list(view_stills(nb)) == [] and store_stills(nb) == 0 and stale_stills(nb) == [] and nb == before
 
 
-def test_outputs_without_a_still_or_a_view_are_not_stills():
-    nb = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})
+def test_outputs_without_a_view_are_not_stills(monkeypatch):
+    monkeypatch.setattr(page_stills.PageStills, "start", _no_browser)
+    nb = _notebook("Rmlyc3Q=")
     del nb["cells"][0]["outputs"][0]["data"]["image/png"]
     nb["cells"][0]["outputs"].append({"output_type": "display_data", "data": {"image/png": "UGxvdA=="}})
-    assert list(view_stills(nb)) == [] and store_stills(nb) == 0
+    before = copy.deepcopy(nb)
+    assert list(view_stills(nb)) == [] and store_stills(nb) == 0 and stale_stills(nb) == [] and nb == before
 
 
 @pytest.mark.parametrize("name", list(_stored_notebooks()))
@@ -177,16 +180,26 @@ def test_a_view_holding_two_page_figures_is_left_as_shown_and_reported_when_stal
 
 
 def test_a_module_without_still_is_left_alone_and_starts_no_browser(monkeypatch):
-    def no_browser(self):
-        raise AssertionError("a browser started for a notebook without page stills")
-
-    monkeypatch.setattr(page_stills.PageStills, "start", no_browser)
+    monkeypatch.setattr(page_stills.PageStills, "start", _no_browser)
     nb = _page_notebook({"_esm": "export function render({ el }) { el.textContent = 'hi'; }", "bar": 5})
     before = copy.deepcopy(nb)
     assert not has_page_stills(nb)
     assert list(view_stills(nb)) == [] and store_stills(nb) == 0 and stale_stills(nb) == [] and nb == before
-    shown = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})  # and the matplotlib figures need none either
-    assert store_stills(shown) == 1 and stale_stills(shown) == []
+
+
+@pytest.mark.slow
+def test_beside_a_static_view_only_the_page_views_stills_are_made_and_counted(page):
+    """A static view's still before a page view's: the page view's is made and is place 0 of the
+    stale ones; the static one is left as its kernel showed it."""
+    nb = _page_notebook(bar_state(50))
+    output, state = _static_view("Rmlyc3Q=", ids="static-")
+    nb["cells"].insert(0, {"cell_type": "code", "outputs": [output]})
+    nb["metadata"]["widgets"][WIDGET_STATE]["state"].update(state)
+    assert [len(images) for _, images in view_stills(nb, page)] == [1]
+    assert stale_stills(nb, page) == [0]  # the page view's, which the kernel showed without a still
+    assert store_stills(nb, page) == 1 and stale_stills(nb, page) == []
+    assert nb["cells"][0]["outputs"][0]["data"]["image/png"] == "Rmlyc3Q="
+    assert pixels(nb["cells"][1]["outputs"][0]["data"]["image/png"]).getpixel((49, 30)) == (255, 0, 0)
 
 
 @pytest.mark.slow
@@ -256,13 +269,13 @@ def test_a_view_records_what_it_showed_where_the_check_looks():
 
 
 def test_a_view_moved_after_its_cell_is_found_and_one_left_alone_is_not():
-    nb = _notebook("Rmlyc3Q=", {"canvas": "Tm93"})
+    nb = _notebook("Rmlyc3Q=")
     output = nb["cells"][0]["outputs"][0]
-    assert [text for text, _ in moved_views(nb)] == ["HeroView(...)"]  # it recorded nothing
-    output["metadata"][SHOWN] = {"view": "HeroView(...)", "values": {"slider": {"value": 5}}}
+    assert [text for text, _ in moved_views(nb)] == ["GrowthView(...)"]  # it recorded nothing
+    output["metadata"][SHOWN] = {"view": "GrowthView(...)", "values": {"slider": {"value": 5}}}
     assert moved_views(nb) == []
     nb["metadata"]["widgets"][WIDGET_STATE]["state"]["slider"]["state"]["value"] = 6  # a later cell moved it
-    assert moved_views(nb) == [("HeroView(...)", {"slider": ({"value": 5}, {"value": 6})})]
+    assert moved_views(nb) == [("GrowthView(...)", {"slider": ({"value": 5}, {"value": 6})})]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

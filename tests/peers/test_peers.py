@@ -405,10 +405,12 @@ def test_bulls_add_cost_grows_with_the_less_urgent_jobs_waiting():
 @pytest.mark.slow  # matplotlib draws four log-log plots
 def test_growth_view_fits_the_page():
     from echomq_viz.peers.view import GrowthView
+    from test_widgets import caption_of
 
     stored = load_growth()
     growth = GrowthView(stored)
     assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
+    assert caption_of(growth) == growth.describe()  # right under its image, which it names
     from echomq_viz.figures import visual
 
     # the project's visual system: fits every page, legible type (the pop orders: tests/peers/test_orders_view.py)

@@ -184,7 +184,9 @@ def test_bands_switch_to_pixels_for_many_jobs():
 
 
 def caption_of(view) -> str:
-    """The caption's text as a reader sees it, checked to sit right under the figure."""
+    """The caption's text as a reader sees it, checked to sit right under the figure: a static
+    image, which the app and the offline pages name after the caption that follows it
+    (label-figures.js)."""
     import html
     import re
 
@@ -196,9 +198,11 @@ def caption_of(view) -> str:
             for child in widget.children:
                 yield from containers(child)
 
-    holder = next(box for box in containers(view.widget) if view.fig.canvas in box.children)
+    (holder,) = [box for box in containers(view.widget)
+                 if any(isinstance(child, ipywidgets.Image) for child in box.children)]
     children = list(holder.children)
-    assert children[children.index(view.fig.canvas) + 1] is view.caption
+    (image,) = [child for child in children if isinstance(child, ipywidgets.Image)]
+    assert children[children.index(image) + 1] is view.caption
     text = html.unescape(re.sub(r"<[^>]+>", "", view.caption.value))
     assert text == f"Figure: {view.describe()}"
     return view.describe()
@@ -450,3 +454,16 @@ def test_an_answer_is_folded_and_its_text_plain_holds_no_answer():
     assert "A pops first &lt;b&gt;" in page and "A pops first" not in repr(answer)
     with pytest.raises(ValueError, match="text must not be empty"):
         Answer("summary", "")
+
+
+def test_a_static_image_is_no_shown_value():
+    """What a view records of its controls and texts leaves out a static image's pixels: the widget
+    state keeps them as a buffer, and the still is their record."""
+    import ipywidgets
+    from matplotlib.figure import Figure
+
+    from echomq_viz.widgets.view import shown_values, static_image
+
+    image = static_image(Figure(figsize=(1, 1), dpi=96))
+    text = ipywidgets.HTML("Figure: a square")
+    assert shown_values(ipywidgets.VBox([image, text])) == {text.model_id: {"value": "Figure: a square"}}

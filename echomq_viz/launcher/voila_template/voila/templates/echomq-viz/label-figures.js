@@ -1,18 +1,18 @@
-/* Expose each figure as one image whose accessible name is its caption. ipympl draws on bare
-   canvases, so a screen reader would meet them, and the caption under them, as unrelated things.
-   A view puts its caption (class echomq-viz-caption) right after its figure. */
+/* Name each static figure (an image widget: a matplotlib figure no control moves, notebook 10's
+   growth plots) by its caption: a screen reader would meet an unnamed image, and the caption
+   under it, as unrelated things. A view puts its caption (class echomq-viz-caption) right after
+   its figure. A view drawn in the page names its own figure (its SVG's <title>). */
 let echomqVizCaptions = 0;
 new MutationObserver(() => {
-  if (!document.querySelector(".jupyter-matplotlib-canvas-div:not([role])")) return;
+  if (!document.querySelector("img.widget-image:not([aria-labelledby])")) return;
   document.querySelectorAll(".echomq-viz-caption").forEach(caption => {
     let figure = null;
     for (let node = caption.previousElementSibling; node && !figure; node = node.previousElementSibling) {
-      figure = node.querySelector(".jupyter-matplotlib-canvas-div");
+      figure = node.matches("img.widget-image") ? node : node.querySelector("img.widget-image");
     }
-    if (!figure || figure.hasAttribute("role")) return;
+    if (!figure || figure.hasAttribute("aria-labelledby")) return;
     const text = caption.querySelector(".widget-html-content") || caption;
     text.id = text.id || `echomq-viz-caption-${++echomqVizCaptions}`;
-    figure.setAttribute("role", "img");
     figure.setAttribute("aria-labelledby", text.id);
   });
 }).observe(document.documentElement, {childList: true, subtree: true});
