@@ -338,7 +338,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # The units (a module, a class, a notebook) that take longest, about longest first: handed out
 # first, they run beside the many short ones instead of after them, where a unit of half a minute
 # kept one worker busy alone at the end of the run (--durations=60 in a clean clone).
-LONGEST_FIRST = ("test_browser.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
+LONGEST_FIRST = ("test_browser.py", "test_page_views.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
                  "test_classroom_bench.py", "test_peers.py",
                  # notebook 10 under nbval (30 s; the notebooks come last in the folders' order)
                  "10-the-queues-people-run.ipynb", "test_refresh.py", "test_cli.py",

@@ -9,6 +9,14 @@ of each under build/screenshots/, and one assertion listing every problem:
   full size, held there by tests/figures/test_visual.py) falls below 11 px;
 - a label of a control in type under 11 px, or with a WCAG contrast below
   4.5:1 on what it stands on;
+- a view drawn in the page (``.emq-view``: an SVG figure, its caption, its
+  own controls) whose figure is wider than 840 px, runs past its output or is
+  clipped by its view, shows any text under 12 px (the page draws none
+  smaller, and shows its figures at full size), has a text outside its
+  figure, or text on a fill (``data-on``) under 4.5:1;
+- once, at the first size: a page view that drew no figure, whose caption
+  is missing, not read out as it changes, or not its figure's ``<title>``,
+  or with a range that has no accessible name;
 - with a :class:`Watch` attached before the page loaded: a request to
   another host, an error in the console.
 """
@@ -23,6 +31,7 @@ from urllib.parse import urlsplit
 from echomq_viz.figures import visual
 
 SIZES = ((1400, 900), (1024, 768))
+PAGE_TEXT_PX = 12  # the least text a page view shows (visual.js SMALL, drawn at full size)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1", "")
 
 
@@ -43,7 +52,7 @@ UPSTREAM_PAGE_ERRORS = ((("Cannot read properties of undefined (reading 'type')"
 # output; the tests then assert that no output says "Error displaying widget".
 STORED_VIEW_ERRORS = (("Error: widget model not found", "@jupyter-widgets/jupyterlab-manager/"),)
 
-LAYOUT_JS = """([minScale]) => {
+LAYOUT_JS = """([minScale, maxWidth, pageText]) => {
   const problems = [];
   const name = el => (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/)[0] : el.tagName);
   const root = document.scrollingElement;
@@ -58,7 +67,7 @@ LAYOUT_JS = """([minScale]) => {
     if (!box.width) continue;
     if (area.scrollWidth > area.clientWidth + 1)
       problems.push(`an output scrolls or clips sideways: ${area.scrollWidth} px in ${area.clientWidth}`);
-    for (const el of area.querySelectorAll('canvas, img, .jupyter-matplotlib, .widget-box, .widget-inline-hbox, .widget-toggle-buttons')) {
+    for (const el of area.querySelectorAll('canvas, img, .jupyter-matplotlib, .widget-box, .widget-inline-hbox, .widget-toggle-buttons, .emq-view, .emq-view svg')) {
       const r = el.getBoundingClientRect();
       if (r.width && r.right > box.right + 1)
         problems.push(`${name(el)} ${Math.round(r.width)} px wide runs ${Math.round(r.right - box.right)} px past its output (${Math.round(box.width)} px)`);
@@ -80,14 +89,39 @@ LAYOUT_JS = """([minScale]) => {
     if (drawn && shown && shown / drawn < minScale)
       problems.push(`a figure drawn ${Math.round(drawn)} px wide is shown at ${Math.round(shown)} px: its text below 11 px`);
   }
-  const rgba = s => { const m = s.match(/[\\d.]+/g) || []; return m.length >= 3 ? [+m[0], +m[1], +m[2], m.length > 3 ? +m[3] : 1] : [0, 0, 0, 0]; };
+  const rgba = s => { if (/^#[0-9a-f]{6}$/i.test(s)) { const n = parseInt(s.slice(1), 16); return [n >> 16 & 255, n >> 8 & 255, n & 255, 1]; }
+                     const m = s.match(/[\\d.]+/g) || []; return m.length >= 3 ? [+m[0], +m[1], +m[2], m.length > 3 ? +m[3] : 1] : [0, 0, 0, 0]; };
   const lum = ([r, g, b]) => { const f = c => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
                                return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
   const over = (top, under) => top.slice(0, 3).map((c, i) => c * top[3] + under[i] * (1 - top[3]));
   const background = el => { const layers = [];
     for (let e = el; e; e = e.parentElement) { const c = rgba(getComputedStyle(e).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
     return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255]); };
-  const labels = '.widget-label, .widget-readout, .widget-button, .widget-toggle-button, .widget-checkbox label, .widget-html-content, .widget-label-basic';
+  const contrast = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  for (const svg of document.querySelectorAll('.emq-view .emq-figure svg')) {
+    const r = svg.getBoundingClientRect();
+    if (!r.width) continue;
+    if (r.width > maxWidth + 0.5 || +svg.getAttribute('width') > maxWidth)
+      problems.push(`a page view's figure is ${Math.round(Math.max(r.width, +svg.getAttribute('width')))} px wide, more than ${maxWidth}`);
+    for (const box of [svg.closest('.emq-figure'), svg.closest('.emq-view')])
+      if (box && box.scrollWidth > box.clientWidth + 1)
+        problems.push(`a page view clips its figure sideways: ${box.scrollWidth} px in ${box.clientWidth}`);
+    for (const t of svg.querySelectorAll('text')) {
+      const words = t.textContent.trim();
+      if (!words) continue;
+      const m = t.getScreenCTM();
+      const shown = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (shown < pageText - 0.05) problems.push(`"${words.slice(0, 40)}" in a page view's figure shows at ${shown.toFixed(1)} px`);
+      const b = t.getBoundingClientRect();
+      if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1)
+        problems.push(`"${words.slice(0, 40)}" runs out of its page view's figure`);
+      const on = t.getAttribute('data-on');
+      if (on && contrast(rgba(getComputedStyle(t).fill), rgba(on)) < 4.5)
+        problems.push(`"${words.slice(0, 40)}" on ${on} in a page view's figure at ${contrast(rgba(getComputedStyle(t).fill), rgba(on)).toFixed(2)}:1`);
+    }
+  }
+  const labels = '.widget-label, .widget-readout, .widget-button, .widget-toggle-button, .widget-checkbox label, .widget-html-content, .widget-label-basic, '
+    + '.emq-view label, .emq-view output, .emq-view button, .emq-view .emq-readout, .emq-view .emq-caption, .emq-view .emq-status';
   for (const el of document.querySelectorAll(labels)) {
     if (!el.innerText.trim() || !el.getBoundingClientRect().width || el.closest(':disabled, .mod-disabled, [disabled]')) continue;
     const style = getComputedStyle(el);
@@ -151,7 +185,42 @@ def min_scale() -> float:
 
 
 def layout_problems(page) -> list[str]:
-    return page.evaluate(LAYOUT_JS, [min_scale()])
+    return page.evaluate(LAYOUT_JS, [min_scale(), visual.MAX_FIGURE_PX, PAGE_TEXT_PX])
+
+
+# What a page view must be whatever the size: a drawn figure, captioned by its own title (a screen
+# reader hears the caption as it changes), every range named.
+PAGE_VIEWS_JS = """() => {
+  const problems = [];
+  const words = s => (s || '').split(/\\s+/).filter(Boolean).join(' ');
+  const named = r => words(r.getAttribute('aria-label') || [...(r.labels || [])].map(l => l.innerText).join(' ')
+    || (r.getAttribute('aria-labelledby') || '').split(/\\s+/).map(id => (document.getElementById(id) || {}).textContent || '').join(' '));
+  document.querySelectorAll('.emq-view').forEach((view, index) => {
+    const which = `page view ${index + 1} (${[...view.classList].filter(c => c !== 'emq-view').join(' ')})`;
+    const svg = view.querySelector('.emq-figure svg');
+    if (!svg || svg.querySelectorAll('rect, line, circle, path, text').length < 10) {
+      problems.push(`${which} drew no figure`);
+      return;
+    }
+    const title = words((svg.querySelector(':scope > title') || {}).textContent);
+    const caption = view.querySelector('.emq-caption');
+    if (!title) problems.push(`${which}: its figure has no <title>`);
+    if (!caption || !words(caption.textContent)) problems.push(`${which}: no caption`);
+    else {
+      if (words(caption.textContent) !== `Figure: ${title}`)
+        problems.push(`${which}: its caption "${words(caption.textContent).slice(0, 120)}" is not its figure's title "${title.slice(0, 120)}"`);
+      if (caption.getAttribute('aria-live') !== 'polite')
+        problems.push(`${which}: its caption is not read out as it changes (aria-live="polite")`);
+    }
+    for (const range of view.querySelectorAll('input[type=range]'))
+      if (!named(range)) problems.push(`${which}: a range without an accessible name: ${range.outerHTML.slice(0, 120)}`);
+  });
+  return problems;
+}"""
+
+
+def page_view_problems(page) -> list[str]:
+    return page.evaluate(PAGE_VIEWS_JS)
 
 
 def close_lab_sidebar(page, width: int) -> None:
@@ -180,6 +249,8 @@ def check_page(page, shots: Path, label: str, watch: Watch | None = None, sizes=
             time.sleep(0.5)  # the notebook and the widgets lay out again
             page.screenshot(path=str(shots / f"{label}-{width}x{height}.png"))
             problems += [f"at {width}x{height}: {problem}" for problem in dict.fromkeys(layout_problems(page))]
+            if (width, height) == sizes[0]:
+                problems += page_view_problems(page)
     finally:
         page.set_viewport_size(before)
     if watch is not None:

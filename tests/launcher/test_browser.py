@@ -16,17 +16,34 @@ none its first control is pressed. The sliders and buttons are the widgets'
 own code, the same on both pages: each control is swept once, on the app,
 whose kernel is ours. One screenshot per notebook goes to ``build/screenshots/``.
 
+A view is of one of two kinds, and a notebook may hold either: an ipympl view
+(ipywidgets controls around a matplotlib canvas the kernel draws) or a page
+view (an anywidget whose module draws an SVG figure, its caption and its own
+controls, native ``<input type=range>`` among them, in ``.emq-view``). Every
+check here takes both: a "slider" is a ``.widget-slider`` or a page view's
+range. A page view's ranges must be named and follow the keyboard (arrow keys
+each way, Home/End), in JupyterLab, the app, Notebook 7 and on the offline
+pages alike, its view answering each move: its caption follows (its figure
+alone where the caption holds an answer back; a status line where the value
+goes to the kernel). Its figure must be drawn, captioned by its own title, no
+wider than 840 px, unclipped, its text 12 px or more (page_checks.py).
+tests/launcher/test_page_views.py checks what only page views promise: alive
+before any cell runs, the page's numbers equal to Python's, and a drag that
+costs the kernel nothing.
+
 Jupyter Notebook 7 gets a smoke test (issue 32): notebooks 01 and 10 run,
-their views render and their first control moves (01's first slider, by a
-drag: its handles take no arrow keys, upstream behaviour; 10, which has no
-slider, its library menu). It renders widgets through the same
+their views render and their first control moves (01's first slider: a page
+view's range by the keyboard, an ipywidgets slider by a drag, as its handles
+take no arrow keys there, upstream behaviour; 10, which has no slider, its
+library menu). It renders widgets through the same
 JupyterLab components, so the full checks run in JupyterLab, the app and the
 offline pages only.
 
 Then ``echomq-viz export --no-execute`` writes the offline pages of the
 notebooks as stored, and each one is opened from disk with every network
-request refused: widgets and figures render, every control is visibly
-switched off, and a notice says how to run it live.
+request refused: widgets and figures render, every ipywidgets control is
+visibly switched off while the page views' own controls move, and the notice
+at the top says which figures move (``export.notice_html``).
 
 axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
 checks every app page and every offline page: no critical and no serious
@@ -58,9 +75,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import nbformat
 import pytest
 
-from echomq_viz.launcher.export import SNAPSHOT_NOTICE_HTML, JsAsset, cache_root, fetch_js_assets
+from echomq_viz.launcher.export import JsAsset, cache_root, fetch_js_assets, notice_html
 from echomq_viz.redis_side.server import RedisServer, free_tcp_port
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from processes import stop_group
@@ -88,18 +106,38 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1366, "height": 768}
 
+# A view drawn in the page (an anywidget: its SVG figure, caption and controls), and its parts.
+PAGE_VIEW = ".emq-view"
+PAGE_RANGE = ".emq-view input[type=range]"
+CAPTION = ".emq-caption"
+# A slider of either kind: ipywidgets' or a page view's range.
+SLIDERS = f".widget-slider, {PAGE_RANGE}"
+# The "... on Redis" switches and the buttons, of either kind (a page view's checkbox sits in a
+# row with its <label for>, as controls.js draws it; scoped to a view, a selector cannot name the
+# view itself).
+SWITCHES = ".widget-checkbox, .emq-row:has(> input[type=checkbox])"
+# (a page view's pressable choice, aria-pressed, is a guess like a ToggleButtons' option, no action;
+# a page view hides a button it has no use for yet)
+BUTTONS = "button.widget-button, .emq-view button:not([aria-pressed]):visible"
+
 # An output holding one of our interactive views.
-VIEW = ".jp-OutputArea-output:has(.widget-slider, .widget-button, .widget-checkbox)"
+VIEW = ".jp-OutputArea-output:has(.widget-slider, .widget-button, .widget-checkbox, .emq-view)"
 STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
 
 # One string per figure in an element: the size and a hash (FNV-1a) of every
-# pixel on its ipympl canvas. Polled ten times a second while a view settles,
-# so it sends a short string back rather than a PNG encoding (toDataURL).
-FIGURES_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child')]
+# pixel on its ipympl canvas, or of the markup of a page view's SVG. Polled ten
+# times a second while a view settles, so it sends a short string back rather
+# than a PNG encoding (toDataURL).
+FIGURES_JS = """el => [...el.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child, .emq-view .emq-figure svg')]
     .map(c => {
+        let hash = 0x811c9dc5;
+        if (c.tagName.toLowerCase() === 'svg') {
+            const markup = c.outerHTML;
+            for (let i = 0; i < markup.length; i++) hash = Math.imul(hash ^ markup.charCodeAt(i), 0x01000193);
+            return `svg:${(hash >>> 0).toString(16)}`;
+        }
         if (!c.width || !c.height) return '';
         const pixels = new Uint32Array(c.getContext('2d').getImageData(0, 0, c.width, c.height).data.buffer);
-        let hash = 0x811c9dc5;
         for (let i = 0; i < pixels.length; i++) hash = Math.imul(hash ^ pixels[i], 0x01000193);
         return `${c.width}x${c.height}:${(hash >>> 0).toString(16)}`;
     })"""
@@ -282,18 +320,33 @@ def _figures(view) -> list[str]:
     return view.evaluate(FIGURES_JS)
 
 
+# How many shapes each page view's figure has drawn (0: no SVG yet, or an empty one), and its width.
+DRAWN_JS = """el => [...el.querySelectorAll('.emq-view')].map(view => {
+    const svg = view.querySelector('.emq-figure svg');
+    return svg ? [svg.querySelectorAll('rect, line, circle, path, text').length, svg.getBoundingClientRect().width] : [0, 0];
+})"""
+
+
 def _wait_painted(scope, what: str, timeout: float = 30) -> None:
     """Every figure in ``scope`` shows a drawing. Each output holding one is
-    scrolled into sight first: ipympl draws a figure once it is on screen."""
+    scrolled into sight first: ipympl draws a figure once it is on screen. A
+    page view's figure is drawn by its module: an SVG of some shapes, laid out."""
     outputs = scope.locator(".jp-OutputArea-output:has(.jupyter-matplotlib)")
     for index in range(outputs.count()):
         output = outputs.nth(index)
         output.scroll_into_view_if_needed()
         wait_until(lambda: all(n > 20 for n in output.evaluate(PAINTED_JS)), timeout,
                    lambda: f"{what}: a figure stayed blank (painted pixels {output.evaluate(PAINTED_JS)})")
+    drawn = scope.locator(".jp-OutputArea-output:has(.emq-view)")
+    for index in range(drawn.count()):
+        output = drawn.nth(index)
+        output.scroll_into_view_if_needed()
+        wait_until(lambda: all(shapes > 10 and width > 0 for shapes, width in output.evaluate(DRAWN_JS)), timeout,
+                   lambda: f"{what}: a page view drew no figure ([shapes, width]: {output.evaluate(DRAWN_JS)})")
 
 
-BUSY = "button.widget-button:disabled, .noUi-target[disabled]"
+# (a page view is busy while it says so: aria-busy; its buttons may be off by design, before a guess)
+BUSY = 'button.widget-button:disabled, .noUi-target[disabled], .emq-view[aria-busy="true"]'
 # What settle() watches: how many controls are busy, the text, the figures.
 LOOK_JS = f"""el => [el.querySelectorAll({BUSY!r}).length, el.innerText, ({FIGURES_JS})(el).join(' ')]"""
 
@@ -317,7 +370,8 @@ def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
             raise AssertionError(f"the view never settled (busy controls: {now[0]})")
 
 
-RENDERED_VIEWS = ".jp-OutputArea-output:has(> .jupyter-widgets, > .jupyter-matplotlib)"
+# A page view sits in an anywidget's element (no .jupyter-widgets class), one level down.
+RENDERED_VIEWS = ".jp-OutputArea-output:has(> .jupyter-widgets, > .jupyter-matplotlib, .emq-view)"
 
 
 def _wait_views_rendered(page, where: str, expected: int | None = None, timeout: float = 60) -> None:
@@ -335,6 +389,9 @@ def _wait_views_rendered(page, where: str, expected: int | None = None, timeout:
 
 def _error_free(page, where: str) -> None:
     assert page.get_by_text("Error displaying widget").count() == 0, f"{where}: Error displaying widget"
+    # ipywidgets' broken-widget picture (a view whose module did not load: Voila shows no text)
+    assert page.locator(".jupyter-widgets-error-widget").count() == 0, (
+        f"{where}: a widget failed to render (its module did not load?); the console may say why")
     errors = page.locator(STDERR).all_inner_texts()
     assert not errors, f"{where}: error output:\n" + "\n---\n".join(text[:2000] for text in errors)
     status = [text for text in page.locator(VIEW).all_inner_texts() if "\u26a0" in text]
@@ -346,12 +403,14 @@ def assert_figures_named(page, where: str) -> None:
     """Every figure is an image in the accessibility tree, named by its
     caption: a screen reader announces the caption as the figure's. A figure
     hidden until the reader acts (02's score bars before a guess) is in no
-    accessibility tree yet, so it is counted once it shows."""
-    figures = page.locator(".jupyter-matplotlib-canvas-div:visible")
+    accessibility tree yet, so it is counted once it shows. A figure is an
+    ipympl canvas or a static image (an image widget: a matplotlib figure no
+    control moves); a page view's figure is named by its own <title>."""
+    figures = page.locator(".jupyter-matplotlib-canvas-div:visible, img.widget-image:visible")
     named = page.get_by_role("img", name=re.compile(r"^Figure: "))
     wait_until(lambda: named.count() == figures.count(), 10,
                lambda: f"{where}: {named.count()} of {figures.count()} figures are images named by a caption")
-    every = page.locator(".jupyter-matplotlib-canvas-div")  # shown or not yet
+    every = page.locator(".jupyter-matplotlib-canvas-div, img.widget-image")  # shown or not yet
     captions = [" ".join(text.split()) for text in page.locator(".echomq-viz-caption").all_inner_texts()]
     assert len(captions) == every.count(), f"{where}: {every.count()} figures, {len(captions)} captions"
     shown = [" ".join(text.split()) for text in figures.evaluate_all(
@@ -359,12 +418,23 @@ def assert_figures_named(page, where: str) -> None:
     for caption in shown:  # the accessibility tree's own name, as a screen reader reads it
         assert caption in captions and page.get_by_role("img", name=caption, exact=True).count() >= 1, \
             f"{where}: no figure is named {caption!r}"
+    # A page view's SVG is an image named by its <title>, which its caption repeats after "Figure: "
+    # (page_checks holds the two equal); a screen reader finds it by that name.
+    for title in page.locator(".emq-view .emq-figure svg > title").all_text_contents():
+        assert page.get_by_role("img", name=title, exact=True).count() >= 1, \
+            f"{where}: no page view's figure is an image named {title!r}"
 
 
 # -- exercising the views ---------------------------------------------------------------------------
 
 
+def _is_page_range(slider) -> bool:
+    return slider.evaluate("e => e.matches('.emq-view input[type=range]')")
+
+
 def _slider_label(slider) -> str:
+    if _is_page_range(slider):
+        return slider.get_attribute("aria-label") or "range"
     return slider.locator(".widget-label").first.inner_text().strip() or "slider"
 
 
@@ -430,18 +500,117 @@ def move_by_drag(page, view, slider, strict: bool = True, to_end: bool = False) 
     return _expect_new_figure(view, slider, before_figures, "a drag", strict)
 
 
+# -- a page view's ranges: native <input type=range>, moved and redrawn in the page -----------------
+
+RANGE_JS = "r => [Number(r.value), Number(r.min), Number(r.max)]"
+# Each page view range's accessible name, as its aria-label, <label for> or aria-labelledby give it.
+RANGE_NAMES_JS = """el => [...el.querySelectorAll('.emq-view input[type=range]')].map(r =>
+    (r.getAttribute('aria-label') || [...(r.labels || [])].map(l => l.innerText).join(' ')
+     || (r.getAttribute('aria-labelledby') || '').split(/\\s+/)
+            .map(id => (document.getElementById(id) || {}).innerText || '').join(' '))
+    .trim())"""
+
+
+def _own_view(control):
+    """The page view (``.emq-view``) a control belongs to."""
+    return control.locator("xpath=ancestor::*[contains(concat(' ', normalize-space(@class), ' '), ' emq-view ')][1]")
+
+
+# What a move may change in a page view: its caption, its figure, its status lines.
+VIEW_LOOK_JS = f"""view => [(view.querySelector('.emq-caption') || {{}}).textContent || '', ({FIGURES_JS})(view).join(' '),
+    [...view.querySelectorAll('.emq-status')].map(line => line.textContent).join(' | ')]"""
+
+
+def _answered(own, before: list, how: str, control) -> None:
+    """Wait until the page view ``own`` shows something else than ``before`` (its VIEW_LOOK_JS):
+    its caption follows a value drawn in the page; its figure alone, where the caption holds an
+    answer back (a view that asks first); a status line, where the value goes to the kernel
+    (its answer, or without one the line saying it needs one)."""
+    def message() -> str:
+        caption, _, lines = own.evaluate(VIEW_LOOK_JS)
+        return (f"{how} moved '{_slider_label(control)}' to {control.input_value()} but its view showed nothing new: "
+                f"caption {' '.join(caption.split())[:160]!r}, status lines {lines[:200]!r}")
+
+    wait_until(lambda: own.evaluate(VIEW_LOOK_JS) != before, 30, message)
+
+
+def press_on_range(page, control, key: str, how: str) -> None:
+    """``key`` on a focused page view range: its value moves, and its view answers (:func:`_answered`)."""
+    own = _own_view(control)
+    value, before = control.input_value(), own.evaluate(VIEW_LOOK_JS)
+    control.focus()
+    page.keyboard.press(key)
+    wait_until(lambda: control.input_value() != value, 10,
+               lambda: f"{how} did not move '{_slider_label(control)}' (at {value})")
+    _answered(own, before, how, control)
+
+
+def step_both_ways(page, control) -> None:
+    """ArrowRight then ArrowLeft (the other way round at the top): each moves the range one step
+    and its view answers."""
+    now, _, high = control.evaluate(RANGE_JS)
+    control.scroll_into_view_if_needed()
+    for key in ("ArrowLeft", "ArrowRight") if now >= high else ("ArrowRight", "ArrowLeft"):
+        press_on_range(page, control, key, key)
+
+
+def move_range_by_keyboard(page, view, control, strict: bool = True) -> bool:
+    """A page view's range: an arrow key each way (one step), then Home or End (the far end)."""
+    before_figures = _figures(view)
+    step_both_ways(page, control)
+    now, low, high = control.evaluate(RANGE_JS)
+    press_on_range(page, control, "End" if now - low < high - now else "Home", "Home/End")
+    return _expect_new_figure(view, control, before_figures, "the keyboard", strict)
+
+
+def move_range_by_drag(page, view, control, strict: bool = True) -> bool:
+    """A page view's range: an arrow key each way (keys work on every front end), then a drag
+    past the end farther from it, where its readout is at its longest."""
+    before_figures = _figures(view)
+    step_both_ways(page, control)
+    now, low, high = control.evaluate(RANGE_JS)
+    box = control.bounding_box()
+    at = (now - low) / (high - low) if high > low else 0
+    # the thumb's middle: it runs from half a thumb (about 16 px) in from either edge to the other
+    x, y = box["x"] + 8 + (box["width"] - 16) * at, box["y"] + box["height"] / 2
+    end = low if at > 0.5 else high
+    own = _own_view(control)
+    before = own.evaluate(VIEW_LOOK_JS)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] - 20 if end == low else box["x"] + box["width"] + 20, y, steps=8)
+    page.mouse.up()
+    wait_until(lambda: control.evaluate(RANGE_JS)[0] == end, 10,
+               lambda: f"a drag left '{_slider_label(control)}' at {control.input_value()}, not its end {end}")
+    _answered(own, before, "a drag", control)
+    return _expect_new_figure(view, control, before_figures, "a drag", strict)
+
+
+def assert_ranges_named(scope, where: str) -> None:
+    """Every page view range has an accessible name, and the accessibility tree has a slider of
+    that name: a screen reader says which value it moves."""
+    names = scope.evaluate(RANGE_NAMES_JS)
+    assert all(names), f"{where}: a page view range without an accessible name: {names}"
+    for name in names:
+        assert scope.get_by_role("slider", name=name, exact=True).count() >= 1, \
+            f"{where}: no slider named {name!r} in the accessibility tree"
+
+
 def press_controls(page, view, strict: bool = True, first_only: bool = False) -> dict[str, bool]:
     """Tick the "... on Redis" switches and press every button of the view
     (or only the first of them), in order; with ``strict`` each must change
     what the view shows (a read-only button pressed twice may rightly show the
     same). Returns label -> whether the view changed."""
     pressed = {}
-    switches = view.locator(".widget-checkbox").filter(has_text="Redis")
-    buttons = view.locator("button.widget-button")
+    switches = view.locator(SWITCHES).filter(has_text="Redis")
+    buttons = view.locator(BUTTONS)
     controls = [(switches.nth(i), "input") for i in range(switches.count())]
     controls += [(buttons.nth(i), None) for i in range(buttons.count())]
     for control, inner in controls[:1] if first_only else controls:
         label = control.inner_text().strip()
+        if not control.is_enabled():  # a page view's button off by design (e.g. Redis before a guess)
+            pressed[label] = False
+            continue
         before = view.inner_text()
         control.scroll_into_view_if_needed()
         (control.locator(inner) if inner else control).click()
@@ -455,14 +624,17 @@ def press_controls(page, view, strict: bool = True, first_only: bool = False) ->
 
 def _labels(view) -> set[str]:
     """The labels of the view's Redis switches and buttons."""
-    controls = view.locator(".widget-checkbox").filter(has_text="Redis").all_inner_texts()
-    return {text.strip() for text in controls + view.locator("button.widget-button").all_inner_texts()}
+    controls = view.locator(SWITCHES).filter(has_text="Redis").all_inner_texts()
+    return {text.strip() for text in controls + view.locator(BUTTONS).all_inner_texts()}
 
 
 def exercise(page, name: str, where: str, keyboard: bool = True, every: bool = True) -> dict:
     """Every slider by keyboard (an arrow key, then Home/End) or, without
     ``keyboard``, by a drag to its far end; then every Redis control; what was
     done. Either way each slider ends at an end, where its readout is longest.
+    A page view's range takes an arrow key each way first, whichever way it
+    then moves, and its view must answer every move (:func:`_answered`); its
+    ranges must be named.
     Without ``every``, each view's first slider only, or where it has none its
     first control (all its controls when the slider only sets up what they run).
 
@@ -477,18 +649,22 @@ def exercise(page, name: str, where: str, keyboard: bool = True, every: bool = T
         view = views.nth(index)
         view.scroll_into_view_if_needed()
         settle(view)
-        strict = name in MUST_HAVE or view.locator("button.widget-button").count() == 0
-        sliders = view.locator(".widget-slider")
+        strict = name in MUST_HAVE or view.locator(BUTTONS).count() == 0
+        sliders = view.locator(SLIDERS)
         count = sliders.count()
+        if view.locator(PAGE_VIEW).count():
+            assert_ranges_named(view, f"{where} {name}")
         done["sliders"] += count
         done["buttons"].update(_labels(view))
         waiting, unchanged_from = [], None  # the figure a move seemed to leave as it was
         for number in range(count if every else min(count, 1)):
             slider = sliders.nth(number)
             before_slider = _figures(view)
-            if keyboard and not move_by_keyboard(page, view, slider, strict):
+            page_range = _is_page_range(slider)
+            if keyboard and not (move_range_by_keyboard if page_range else move_by_keyboard)(page, view, slider, strict):
                 waiting.append(f"the keyboard on '{_slider_label(slider)}'")
-            if not keyboard and not move_by_drag(page, view, slider, strict, to_end=True):
+            if not keyboard and not (move_range_by_drag(page, view, slider, strict) if page_range
+                                     else move_by_drag(page, view, slider, strict, to_end=True)):
                 waiting.append(f"a drag on '{_slider_label(slider)}'")
             if waiting and unchanged_from is None:
                 unchanged_from = before_slider
@@ -533,7 +709,14 @@ def _wait_text(view, wanted: str, where: str, timeout: float = 60) -> None:
 
 
 def _press_key(page, view, slider_label: str, key: str, times: int, where: str) -> None:
-    """Press ``key`` on a slider's handle ``times`` times, each after the last one was taken."""
+    """Press ``key`` on a slider (its handle, or a page view's range) ``times`` times, each
+    after the last one was taken."""
+    page_range = view.locator(PAGE_RANGE).and_(view.get_by_label(slider_label, exact=True))
+    if page_range.count():
+        for _ in range(times):
+            press_on_range(page, page_range.first, key, f"{where}: {key}")
+            settle(view)
+        return
     slider = view.locator(".widget-slider").filter(has_text=slider_label).first
     for _ in range(times):
         before = slider.locator(".widget-readout").inner_text()
@@ -564,6 +747,8 @@ def _open(answer, wanted: str, where: str) -> None:
 def _no_guess_selected(page, where: str) -> None:
     chosen = page.locator(".widget-toggle-buttons").filter(has_text="Your guess:").locator(".mod-active")
     assert chosen.count() == 0, f"{where}: a guess is selected before the reader made one"
+    chosen = page.locator('.emq-view button[aria-pressed="true"]')  # a page view's guess, pressed
+    assert chosen.count() == 0, f"{where}: a guess is pressed before the reader made one: {chosen.all_inner_texts()}"
 
 
 # Pages with folded answers: how many, and what the first one says once opened.
@@ -592,9 +777,13 @@ def questions_before_answers(page, name: str, where: str) -> None:
         shown = hero.inner_text()
         assert "score = 1 × 0x100000000 + 1" in shown, f"{where}: the hero is not at priority 1, counter 1"
         assert "via addPrioritizedJob-9" not in shown, f"{where}: a live line before the switch was ticked"
-        hero.locator(".widget-checkbox input").first.click()
-        _wait_text(hero, "Python computed 4,294,967,297: equal", where)
-        hero.locator(".widget-checkbox input").first.click()
+        switch = hero.locator(SWITCHES).filter(has_text="live on Redis").locator("input").first
+        switch.click()
+        # Python's line ("Python computed ...: equal") or the page's ("the page computed ...: stored: equal")
+        agreed = re.compile(r"Redis stored 4,294,967,297, (Python|the page) computed 4,294,967,297: (stored: )?equal")
+        wait_until(lambda: agreed.search(hero.inner_text()), 60,
+                   lambda: f"{where}: never showed Redis and the computation agreeing:\n{hero.inner_text()[-800:]}")
+        switch.click()
         settle(hero)
         _press_key(page, hero, "priority", "ArrowRight", 1, where)
         wait_until(lambda: "via addPrioritizedJob-9" not in hero.inner_text(), 30,
@@ -610,7 +799,9 @@ def questions_before_answers(page, name: str, where: str) -> None:
         _wait_text(view, "A has the smaller score, so ZPOPMIN pops A first.", where)
         view.get_by_role("button", name="Run it on Redis").click()
         _wait_text(view, "Redis popped job A first", where)
-        assert "you were right" in view.inner_text(), f"{where}: a right guess was not called right"
+        # the widgets' words ("you were right") or the page view's ("You guessed A: right — ...")
+        assert re.search(r"you were right|You guessed A: right\b", view.inner_text()), \
+            f"{where}: a right guess was not called right"
         _open(answer, "Redis popped job A first", where)
     elif name.startswith("03-"):
         view = _view_with(page, "Pop one")
@@ -624,8 +815,9 @@ def questions_before_answers(page, name: str, where: str) -> None:
         views = page.locator(VIEW).filter(has_text="Your guess:")
         assert views.count() == 7 and not any("landed" in text for text in views.all_inner_texts()), (
             f"{where}: a path view shows where its job landed before it ran")
+        assert page.locator(".emq-view input[type=radio]:checked").count() == 0, f"{where}: a guess made already"
         view = _view_with(page, "Change it to priority 3:")  # the first path: the same tier again
-        view.get_by_role("button", name="back of its tier").click()
+        view.get_by_role("radio", name="back of its tier").click()  # drawn in the page: nothing sent
         view.get_by_role("button", name="Run it on Redis").click()
         _wait_text(view, "you guessed 'back of its tier': right", where)
         _open(answers[0], "landed: back of its tier", where)
@@ -635,8 +827,12 @@ def questions_before_answers(page, name: str, where: str) -> None:
         view = _view_with(page, "tenant bits")
         assert "cannot be packed" in view.inner_text() and "fits in 53 bits" not in view.inner_text(), (
             f"{where}: the exercise view shows a working budget before the reader set one")
-        _press_key(page, view, "tenant bits", "ArrowRight", 3, where)
-        _press_key(page, view, "priority bits", "ArrowRight", 2, where)
+        for label, times in (("tenant bits", 3), ("priority bits", 2)):  # drawn in the page: nothing sent
+            for _ in range(times):
+                view.get_by_role("slider", name=label).focus()
+                page.keyboard.press("ArrowRight")
+        _wait_text(view, "fits in 53 bits: check_budget accepts it", where)
+        view.get_by_role("button", name="Run this budget on Redis").click()
         _wait_text(view, "every score exact, pop order right", where)
         _open(answers[0], "every score exact, pop order right", where)
 
@@ -794,10 +990,11 @@ class TestVoila:
 class TestNotebook7:
     """A smoke test of Jupyter Notebook 7: notebooks 01 and 10 open, Run All
     runs them, their views render without an error and their first slider
-    moves (by a drag: Notebook 7's slider handles take no arrow keys, upstream
-    behaviour). Notebook 10 has no slider: there its first control, the
-    orders view's library menu, is set to another library and the view must
-    change.
+    moves (an ipywidgets slider by a drag: Notebook 7's slider handles take no
+    arrow keys, upstream behaviour; a page view's range by the keyboard, which
+    it takes here, its caption following). Notebook 10 has no slider: there
+    its first control, the orders view's library menu, is set to another
+    library and the view must change.
 
     Only a smoke test: Notebook 7 renders the widgets through the same
     JupyterLab components, so what a full check would find here it finds in
@@ -819,18 +1016,24 @@ class TestNotebook7:
             _wait_painted(page.locator(".jp-NotebookPanel"), f"Notebook 7 {name}")
             screenshot(page, "notebook7", name)
             outputs = page.locator(".jp-OutputArea-output")
-            view = outputs.filter(has=page.locator(".widget-slider")).first
+            view = outputs.filter(has=page.locator(SLIDERS)).first
             if view.count():
                 view.scroll_into_view_if_needed()
                 settle(view)
-                strict = name in MUST_HAVE or view.locator("button.widget-button").count() == 0
-                move_by_drag(page, view, view.locator(".widget-slider").first, strict)
+                strict = name in MUST_HAVE or view.locator(BUTTONS).count() == 0
+                first = view.locator(SLIDERS).first
+                if _is_page_range(first):  # a native range takes the keys here, unlike noUiSlider's handles
+                    assert_ranges_named(view, f"Notebook 7 {name}")
+                    move_range_by_keyboard(page, view, first, strict)
+                else:
+                    move_by_drag(page, view, first, strict)
             else:  # 10 has no slider: its first control is the library menu of its orders view
-                view = outputs.filter(has=page.locator(".widget-dropdown select")).first
+                menus = ".widget-dropdown select, .emq-view select"  # an ipywidgets Dropdown or a page view's own
+                view = outputs.filter(has=page.locator(menus)).first
                 assert view.count(), f"Notebook 7 {name}: neither a slider nor a menu to move"
                 view.scroll_into_view_if_needed()
                 settle(view)
-                menu, before = view.locator(".widget-dropdown select").first, view.inner_text()
+                menu, before = view.locator(menus).first, view.inner_text()
                 assert menu.locator("option").count() >= 2, f"Notebook 7 {name}: a menu of one choice"
                 menu.select_option(index=0 if menu.evaluate("s => s.selectedIndex") else 1)
                 wait_until(lambda: view.inner_text() != before, 30,
@@ -860,14 +1063,29 @@ def exported(tmp_path_factory) -> Path:
     return out
 
 
+# The controls still usable offline, a page view's own left out: it runs in the page.
 CONTROLS_ON_JS = """() => [
     ...[...document.querySelectorAll('input, button, select, textarea')].filter(e => !e.disabled),
     ...document.querySelectorAll('.noUi-target:not([disabled]), .noUi-handle:not([aria-disabled="true"])'),
-].map(e => e.outerHTML.slice(0, 160))"""
+].filter(e => !e.closest('.emq-view')).map(e => e.outerHTML.slice(0, 160))"""
+# A page view's controls that draw (its ranges and number boxes), switched off.
+PAGE_CONTROLS_OFF_JS = """() => [...document.querySelectorAll('.emq-view input[type=range], .emq-view input[type=number]')]
+    .filter(e => e.disabled).map(e => e.outerHTML.slice(0, 160))"""
+
+
+def _check_page_views_move(tab, name: str) -> None:
+    """A page view draws in the page, so offline too: its ranges and number boxes are on, each
+    range is named and follows the keyboard with its caption."""
+    assert not tab.evaluate(PAGE_CONTROLS_OFF_JS), \
+        f"{name}: a page view's controls are switched off offline: {tab.evaluate(PAGE_CONTROLS_OFF_JS)}"
+    assert_ranges_named(tab.locator("body"), f"offline {name}")
+    ranges = tab.locator(PAGE_RANGE)
+    for index in range(ranges.count()):
+        step_both_ways(tab, ranges.nth(index))
 
 
 def _check_switched_off(tab, name: str) -> None:
-    """Every control is disabled, and neither a drag nor a key moves a slider."""
+    """Every ipywidgets control is disabled, and neither a drag nor a key moves a slider."""
     wait_until(lambda: not tab.evaluate(CONTROLS_ON_JS), 10,
                lambda: f"{name}: controls that still look usable offline: {tab.evaluate(CONTROLS_ON_JS)}")
     sliders = tab.locator(".widget-slider")
@@ -895,8 +1113,18 @@ class TestOfflinePages:
     def test_export_writes_every_notebook_and_no_remote_script(self, exported):
         pages = sorted(path.name for path in exported.glob("*.html"))
         assert pages == sorted([Path(name).stem + ".html" for name in NOTEBOOKS] + ["index.html"])  # + the cards
-        for name in ("static/embed-amd.js", "static/require.js", "static/jupyter-matplotlib/index.js"):
-            assert (exported / name).stat().st_size > 10_000, name
+        # the widget manager, and the front end of every widget module a stored notebook uses
+        # beyond ipywidgets' own (anywidget for the page views, ipympl for a canvas): else its
+        # page would ask a CDN for it, and show a broken widget offline
+        needed = {"static/embed-amd.js", "static/require.js"}
+        for name in NOTEBOOKS:
+            state = nbformat.read(NOTEBOOK_DIR / name, as_version=4).metadata.get("widgets", {}).get(
+                "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+            needed |= {f"static/{model['model_module']}/index.js" for model in state.values()
+                       if not model["model_module"].startswith("@jupyter-widgets/")}
+        for name in sorted(needed):
+            assert (exported / name).is_file() and (exported / name).stat().st_size > 10_000, \
+                f"{name} is not shipped beside the pages"
         assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
         for path in exported.glob("*.html"):
             sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
@@ -926,20 +1154,24 @@ class TestOfflinePages:
                 f"{name}: not every widget view rendered offline")
             _wait_painted(tab.locator("body"), f"offline {name}")
             assert tab.get_by_text("Error displaying widget").count() == 0
+            assert tab.locator(".jupyter-widgets-error-widget").count() == 0, (
+                f"{name}: a widget failed to render offline (its module not shipped?): {watch.problems()}")
             if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
                 assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
                                     ".then(faces => faces.some(face => face.status === 'loaded'))"), \
                     f"{name}: the icon font did not load from disk"
             if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
-                assert tab.locator(".widget-slider").count() >= MUST_HAVE[name]["sliders"]
+                assert tab.locator(SLIDERS).count() >= MUST_HAVE[name]["sliders"]
             if name in MUST_HAVE:
                 assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
             notice = tab.locator("main > .echomq-viz-snapshot")
             assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
-            assert notice.inner_html() == SNAPSHOT_NOTICE_HTML
+            # which figures move and which are stills, as this notebook's stored views have it
+            assert notice.inner_html() == notice_html(nbformat.read(NOTEBOOK_DIR / name, as_version=4))
             assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
                 == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
             _check_switched_off(tab, name)
+            _check_page_views_move(tab, name)
             answers_one_step_away(tab, name, "offline")
             assert_figures_named(tab, f"offline {name}")
             assert_accessible(tab, axe_script, f"offline {name}")

@@ -3,14 +3,16 @@
    under it, as unrelated things. A view puts its caption (class echomq-viz-caption) right after
    its figure. A view drawn in the page names its own figure (its SVG's <title>). */
 let echomqVizCaptions = 0;
+// unnamed: no name yet, or a name whose caption node was replaced since (a redraw)
+const echomqVizUnnamed = img => !document.getElementById(img.getAttribute("aria-labelledby") || "");
 new MutationObserver(() => {
-  if (!document.querySelector("img.widget-image:not([aria-labelledby])")) return;
+  if (![...document.querySelectorAll("img.widget-image")].some(echomqVizUnnamed)) return;
   document.querySelectorAll(".echomq-viz-caption").forEach(caption => {
     let figure = null;
     for (let node = caption.previousElementSibling; node && !figure; node = node.previousElementSibling) {
       figure = node.matches("img.widget-image") ? node : node.querySelector("img.widget-image");
     }
-    if (!figure || figure.hasAttribute("aria-labelledby")) return;
+    if (!figure || !echomqVizUnnamed(figure)) return;
     const text = caption.querySelector(".widget-html-content") || caption;
     text.id = text.id || `echomq-viz-caption-${++echomqVizCaptions}`;
     figure.setAttribute("aria-labelledby", text.id);

@@ -1,0 +1,409 @@
+"""The views drawn in the page, in a real browser: what only they promise.
+
+A page view (an anywidget whose module draws its SVG figure, caption and
+controls in ``.emq-view``: see ``echomq_viz/widgets/page_view.py``) redraws
+every move in the page and tells the kernel nothing unless "live on Redis"
+is on. ``test_browser.py`` holds page views to what every view must be on
+every front end; here, in Debian's Chromium with its fixtures and helpers:
+
+- **alive on first open**: a notebook opened in JupyterLab before any cell
+  runs shows each page view at its stored state (its caption the one the
+  output's metadata recorded), with no "disconnected" mark of ipywidgets,
+  no console error; a range moved by the keyboard redraws the figure with
+  no kernel behind it (or, for a value only the kernel can act on, says it
+  needs one), ticking "live on Redis" or pressing a button that runs on
+  Redis says in one line that it needs the notebook's kernel;
+- **parity**: on the offline page, each page view's controls set to several
+  positions (keys, the exact-value box, a range's value with an ``input``
+  event) show the readout, caption and drawing Python computes for the same
+  position;
+- **a drag costs the kernel nothing**: in JupyterLab after Run All, 50 moves
+  with live off send the kernel no ``comm_msg``; with live on, 50 quick
+  moves send about ten a second, the last position always among them (the
+  final live line is Redis's answer for it).
+
+The first check covers every notebook whose stored outputs show a page view
+(found in ``notebooks/``, as ``test_browser.py`` finds the notebooks). The
+other two are data-driven: :data:`PAGE_VIEWS` says, per page view, where it
+is and how Python draws it at a position (a :class:`PageViewCase`); a view is added there by one line,
+and the third check covers each one with a live switch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, priority_score
+from echomq_viz.launcher._stills import SHOWN, VIEW, WIDGET_STATE, page_models, reach_models
+from echomq_viz.widgets.hero import HeroView
+from page_checks import Watch, check_page, close_lab_sidebar
+from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: test_browser's fixtures)
+    CAPTION, NOTEBOOK_DIR, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, _run_all_in_lab,
+    _wait_painted, _wait_views_rendered, browser, exported, lab, page, served, shot_on_failure, step_both_ways,
+    wait_until)
+from test_cli import TOKEN
+
+pytestmark = pytest.mark.slow  # real browsers on real servers
+
+NEEDS_KERNEL = "needs the notebook's kernel"  # the one line a Redis control says without one (controls.js)
+ASKING = re.compile(r"asking the kernel|running on Redis")  # what a view says while it waits for an answer
+COALESCE_S = 0.1  # controls.js coalesced(): a live view sends at most every 100 ms, the last value always
+
+
+# -- the page views, and Python's account of each ------------------------------------------------------------
+
+
+def hero_dot_problems(drawn: dict, position: dict[str, int]) -> list[str]:
+    """The hero's dot (``<circle r="7">``) sits at the score's height in units of 2³²,
+    read against the y axis' ticks as drawn."""
+    ticks = {label: y for label, y in drawn["ticks"]}
+    if 1 not in ticks or 2 not in ticks:
+        return [f"no y ticks 1 and 2 to read the dot against: {drawn['ticks']}"]
+    height = (ticks[1] - drawn["dot"]) / (ticks[1] - ticks[2]) + 1
+    wanted = priority_score(position["priority"], position["counter"]) / TIER_SPAN
+    return [] if math.isclose(height, wanted, abs_tol=0.01) else [
+        f"the dot is drawn at {height:.4f} × 2³², the score is {wanted:.4f} × 2³²"]
+
+
+def hero_live_line(position: dict[str, int]) -> str:
+    """How the hero's live line ends once Redis answered for ``position`` (controls.js, hero.js liveLine)."""
+    score = priority_score(position["priority"], position["counter"])
+    return f"Redis stored {score:,}, the page computed {score:,}: stored: equal"
+
+
+@dataclass(frozen=True)
+class PageViewCase:
+    """A page view of a notebook and Python's account of it.
+
+    :param notebook: the notebook showing it.
+    :param css: its class beside ``emq-view`` (``emq-<name>``).
+    :param python: Python's view at a position (one keyword per range, by its accessible name).
+    :param positions: where the parity check moves its ranges.
+    :param boxes: range name -> the name of the box that takes its exact value; every other
+        position is typed there instead of set on the range.
+    :param drawn: extra problems of the drawing at a position (from :data:`DRAWN_JS`).
+    :param live_line: how its live line ends once Redis answered for a position; None when it
+        has no live switch.
+    """
+
+    notebook: str
+    css: str
+    python: Callable[..., object]
+    positions: tuple[dict[str, int], ...]
+    boxes: dict[str, str] = field(default_factory=dict)
+    drawn: Callable[[dict, dict[str, int]], list[str]] = lambda drawn, position: []
+    live_line: Callable[[dict[str, int]], str] | None = None
+
+    @property
+    def selector(self) -> str:
+        return f".emq-view.{self.css}"
+
+
+PAGE_VIEWS = (
+    PageViewCase("01-one-score-two-keys.ipynb", "emq-hero", lambda priority, counter: HeroView(
+        None, priority=priority, counter=counter),
+        ({"priority": 1, "counter": 1}, {"priority": 2, "counter": 0}, {"priority": 6, "counter": int(COUNTER_MASK)},
+         {"priority": 4, "counter": 2**31}, {"priority": 3, "counter": 123_456_789}),
+        boxes={"counter": "exact counter"}, drawn=hero_dot_problems, live_line=hero_live_line),
+)
+
+
+def _id(view: PageViewCase) -> str:
+    return f"{view.notebook[:2]}-{view.css}"
+
+
+# -- what the page shows ---------------------------------------------------------------------------------------
+
+# The hero-style drawing read back from the SVG: the dot's height and the y axis' ticks (label, y).
+DRAWN_JS = """svg => ({
+    dot: Number((svg.querySelector('circle[r="7"]') || {getAttribute: () => NaN}).getAttribute('cy')),
+    ticks: [...svg.querySelectorAll('text[text-anchor="end"][dominant-baseline="middle"]')]
+        .filter(t => /^\\d+$/.test(t.textContent)).map(t => [Number(t.textContent), Number(t.getAttribute('y'))]),
+})"""
+
+# The "disconnected" marks ipywidgets puts on a view whose model has no kernel (an icon in the
+# ::before of .jupyter-widgets-disconnected, the view faded): those that show, between a page view
+# and its output.
+DISCONNECTED_JS = """view => {
+    const shown = [];
+    for (let e = view.parentElement; e && !e.matches('.jp-OutputArea-output, body'); e = e.parentElement) {
+        const mark = getComputedStyle(e, '::before');
+        if (e.classList.contains('jupyter-widgets-disconnected') && mark.display !== 'none'
+            && !['none', 'normal', ''].includes(mark.content))
+            shown.push(`the disconnected icon ${mark.content} on .${[...e.classList].join('.')}`);
+        if (Number(getComputedStyle(e).opacity) < 1)
+            shown.push(`.${[...e.classList].join('.')} faded to opacity ${getComputedStyle(e).opacity}`);
+    }
+    return shown;
+}"""
+
+# 50 moves on the view's ranges in turn, one every ``pause`` ms, each a new value set on a range and
+# an ``input`` event, as a drag makes them. Returns every range's value (by name) before and after the
+# moves, and how long they took (ms).
+MOVES_JS = """async (view, pause) => {
+    const ranges = [...view.querySelectorAll('input[type=range]')];
+    const values = () => Object.fromEntries(ranges.map(r => [r.getAttribute('aria-label'), Number(r.value)]));
+    const before = values();
+    const start = performance.now();
+    for (let k = 0; k < 50; k++) {
+        const r = ranges[k % ranges.length];
+        const [low, high, now] = [Number(r.min), Number(r.max), Number(r.value)];
+        const step = Math.max(1, Math.floor((high - low) / 37));
+        r.value = String(low + ((now - low + step) % (high - low + 1)));
+        r.dispatchEvent(new Event('input', {bubbles: true}));
+        // on a schedule, not pause after pause: a late timer does not stretch the moves
+        const next = start + (k + 1) * pause - performance.now();
+        if (next > 0) await new Promise(done => setTimeout(done, next));
+    }
+    return [before, values(), performance.now() - start];
+}"""
+
+
+def _text(locator) -> str:
+    """Its text, laid out or not (JupyterLab lays out only the cells near the screen)."""
+    return " ".join(locator.text_content().split())
+
+
+def _stored_page_views(name: str) -> list[tuple[str, str]]:
+    """Each output of the stored notebook that shows a page view: (its model id, the caption
+    its output's metadata recorded), in page order."""
+    nb = json.loads((NOTEBOOK_DIR / name).read_text(encoding="utf-8"))
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    found = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            model = output.get("data", {}).get(VIEW, {}).get("model_id", "")
+            if model and page_models(state, reach_models(state, model, [])):
+                found.append((model, output.get("metadata", {}).get(SHOWN, {}).get("caption", "")))
+    return found
+
+
+# Every notebook whose stored outputs show a page view.
+FIRST_OPEN = [path.name for path in sorted(NOTEBOOK_DIR.glob("*.ipynb")) if _stored_page_views(path.name)]
+
+
+def _pressed_with_no_kernel(view, control, label: str, where: str, *, runs_on_redis: bool) -> None:
+    """Press ``control`` of a page view no kernel listens to: the view answers at once, in the
+    page or with a line saying it asks ("asking the kernel…", "running on Redis…": controls.js
+    waits 2 s for an answer); one that runs on Redis, or asked, then says in one line that it
+    needs the notebook's kernel."""
+    lines = view.locator(".emq-status")
+    shown = view.text_content()
+    control.click()
+    wait_until(lambda: view.text_content() != shown, 10, f"{where}: '{label}' showed nothing")
+    said = lines.filter(has_text=NEEDS_KERNEL)
+    if runs_on_redis or lines.filter(has_text=ASKING).count():
+        wait_until(lambda: said.count(), 10, lambda: (
+            f"{where}: '{label}' never said it {NEEDS_KERNEL}; its lines: {lines.all_text_contents()}"))
+    for line in said.all_text_contents():
+        assert "\n" not in line.strip() and len(line) < 200, f"{where}: '{label}' said it in more than one line: {line!r}"
+
+
+def _set(tab, view, case: PageViewCase, position: dict[str, int], typed: bool) -> None:
+    """Move the view's ranges to ``position``: a range of a few steps by its keys (Home, then
+    ArrowRight), else its exact-value box when ``typed`` and it has one (typed, then Tab), else
+    its value set with an ``input`` event, as a drag ends."""
+    for name, value in position.items():
+        control = view.get_by_role("slider", name=name, exact=True)
+        low, high = control.evaluate("r => [Number(r.min), Number(r.max)]")
+        if high - low <= 20:
+            control.focus()
+            tab.keyboard.press("Home")
+            for _ in range(value - low):
+                tab.keyboard.press("ArrowRight")
+        elif typed and name in case.boxes:
+            box = view.get_by_role("spinbutton", name=case.boxes[name], exact=True)
+            box.fill(str(value))
+            box.press("Tab")  # the box takes a value when it is left (its change event)
+        else:
+            control.evaluate("(r, v) => { r.value = String(v); r.dispatchEvent(new Event('input', {bubbles: true})); }",
+                             value)
+        assert control.input_value() == str(value), f"{case.css}: {name} is at {control.input_value()}, not {value}"
+
+
+def _kernel_frames(tab) -> list[bytes]:
+    """Every frame the page sends on its kernels' websockets from now on, as bytes (JupyterLab's
+    v1 protocol is binary: the header's JSON sits in it as UTF-8; the legacy one is text)."""
+    frames: list[bytes] = []
+
+    def socket(ws) -> None:
+        if "/api/kernels/" in ws.url and "/channels" in ws.url:
+            ws.on("framesent", lambda payload: frames.append(
+                payload if isinstance(payload, bytes) else payload.encode("utf-8")))
+
+    tab.on("websocket", socket)
+    return frames
+
+
+def _comm_msgs(frames: list[bytes], since: int) -> list[bytes]:
+    return [frame for frame in frames[since:] if b"comm_msg" in frame]
+
+
+def _as_the_kernel_heard(values: dict[str, int], sent: list[bytes]) -> dict[str, int]:
+    """``values`` after each message in ``sent`` in turn: a message carries only the values
+    that changed since the page's last send ({"method":"update","state":{"counter":7}})."""
+    heard = dict(values)
+    for frame in sent:
+        for name in heard:
+            found = re.search(rb'"%s":(\d+)' % re.escape(name).encode(), frame)
+            if found:
+                heard[name] = int(found.group(1))
+    return heard
+
+
+# -- JupyterLab ------------------------------------------------------------------------------------------------
+
+
+def _open_in_lab(tab, lab, name: str) -> None:
+    tab.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
+
+
+class TestInJupyterLab:
+    """The page views of a notebook in JupyterLab: first as stored, then after Run All."""
+
+    @pytest.mark.parametrize("name", FIRST_OPEN)
+    def test_alive_on_first_open(self, lab, page, name):
+        """Before any cell runs: each page view shows its stored state, no "disconnected" mark,
+        no console error; the keyboard moves its ranges and the view answers with no kernel;
+        live on Redis, and every button that runs on Redis, says in one line that it needs the
+        kernel; every other button answers in the page. JupyterLab restores a notebook's stored
+        widget state only if it trusts it: ``echomq-viz lab`` signs the shipped notebooks
+        (launcher/trust.py), and ``served`` holds them byte for byte."""
+        stored = _stored_page_views(name)
+        watch = Watch(page)  # no tolerance: a page view needs no kernel to render
+        try:
+            with shot_on_failure(page, f"page-views-first-open-{name}"):
+                _open_in_lab(page, lab, name)
+                views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
+                wait_until(lambda: views.count() == len(stored), 60, lambda: (
+                    f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
+                    "(JupyterLab renders stored widgets only in a trusted notebook)"))
+                for index, (model, caption) in enumerate(stored):
+                    view = views.nth(index)
+                    view.scroll_into_view_if_needed()
+                    where = f"{name}, page view {index + 1} (model {model})"
+                    assert _text(view.locator(CAPTION)) == f"Figure: {caption}", f"{where}: not its stored state"
+                    shown = view.evaluate(DISCONNECTED_JS)
+                    assert not shown, f"{where}: marked disconnected though it works without a kernel: {shown}"
+                    ranges = view.locator("input[type=range]")
+                    for number in range(ranges.count()):
+                        step_both_ways(page, ranges.nth(number))  # each key: the view answers, with no kernel
+                    switches = view.locator(SWITCHES).filter(has_text="Redis")
+                    for number in range(switches.count()):
+                        switch = switches.nth(number).locator("input")
+                        if switch.is_enabled():  # (off by design in a view made without a demo queue)
+                            _pressed_with_no_kernel(view, switch, _text(switches.nth(number)), where,
+                                                    runs_on_redis=True)
+                            assert not switch.is_checked(), f"{where}: a switch stayed on with no kernel"
+                    buttons = view.locator("button:not([aria-pressed]):visible")  # actions, not a guess's choices
+                    for number in range(buttons.count()):
+                        button = buttons.nth(number)
+                        if button.is_enabled():  # (one may be off until a guess, which another button makes)
+                            label = _text(button)
+                            _pressed_with_no_kernel(view, button, label, where, runs_on_redis="Redis" in label)
+                problems = check_page(page, SCREENSHOTS, f"page-views-first-open-{Path(name).stem}", watch,
+                                      prepare=close_lab_sidebar)
+                assert not problems, f"{name} before any cell ran:\n" + "\n".join(problems)
+        finally:
+            lab.delete_sessions()  # JupyterLab started a kernel for the notebook: the next one starts fresh
+
+    @pytest.mark.parametrize("case", PAGE_VIEWS, ids=_id)
+    def test_a_drag_costs_the_kernel_nothing(self, lab, served, page, case):
+        """After Run All: 50 moves with live off send the kernel no comm_msg; with live on, 50
+        quick moves send about ten a second, and the last position is among them."""
+        frames = _kernel_frames(page)  # before the page opens its kernel's websocket
+        try:
+            with shot_on_failure(page, f"page-views-drag-{_id(case)}"):
+                _open_in_lab(page, lab, case.notebook)
+                _run_all_in_lab(page, case.notebook)
+                _wait_views_rendered(page, f"JupyterLab {case.notebook}")
+                _error_free(page, f"JupyterLab {case.notebook}")
+                _wait_painted(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)"), f"JupyterLab {case.notebook}")
+                view = page.locator(case.selector).first
+                view.scroll_into_view_if_needed()
+
+                since = len(frames)
+                caption = _text(view.locator(CAPTION))
+                view.evaluate(MOVES_JS, 5)
+                assert _text(view.locator(CAPTION)) != caption, f"{case.css}: 50 moves left the caption as it was"
+                time.sleep(3 * COALESCE_S)  # a send held back to coalesce would be out by now: absence has no event
+                sent = _comm_msgs(frames, since)
+                assert not sent, f"{case.css}: 50 moves with live off sent the kernel {len(sent)} comm_msg: {sent[:2]}"
+
+                if case.live_line is None:
+                    return
+                switch = view.locator(SWITCHES).filter(has_text="Redis").locator("input").first
+                switch.click()
+                answer = view.locator(".emq-status").filter(has_text="stored: equal")
+                wait_until(lambda: answer.count(), 60, lambda: (
+                    f"{case.css}: live on never showed Redis's answer: {view.locator('.emq-status').all_inner_texts()}"))
+                since = len(frames)
+                before, final, took_ms = view.evaluate(MOVES_JS, 20)  # 50 moves in about a second
+                wanted = case.live_line(final)
+                lines = view.locator(".emq-status")
+                wait_until(lambda: any(text.strip().endswith(wanted) for text in lines.all_inner_texts()), 60, lambda: (
+                    f"{case.css}: the last position {final} never got its live line ...{wanted!r}: "
+                    f"{lines.all_inner_texts()}"))
+                sent = _comm_msgs(frames, since)
+                # about one send per 100 ms while the moves last, the first at once and the last after them
+                allowed = math.ceil(took_ms / 1000 / COALESCE_S) + 2
+                print(f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg (allowed {allowed})")
+                assert 1 <= len(sent) <= allowed, (
+                    f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg, not about ten a second")
+                heard = _as_the_kernel_heard(before, sent)
+                assert heard == final, f"{case.css}: the kernel was last sent {heard}, the page ended at {final}"
+                switch.click()  # live off again: the kernel's line goes with it
+                _error_free(page, f"JupyterLab {case.notebook}, after the moves")
+        finally:
+            lab.delete_sessions()  # the next test gets a fresh kernel
+            # Run All left the served copy changed if JupyterLab saved it: the next test opens it as shipped
+            shutil.copy(NOTEBOOK_DIR / case.notebook, served / case.notebook)
+
+
+# -- the offline page ------------------------------------------------------------------------------------------
+
+
+class TestOnTheOfflinePage:
+    """The page views of ``echomq-viz export``'s pages, which draw with no kernel at all."""
+
+    @pytest.mark.parametrize("case", PAGE_VIEWS, ids=_id)
+    def test_the_page_draws_what_python_computes(self, browser, exported, case):
+        """At each position its controls are moved to, the view's readout, caption and drawing
+        equal Python's for that position."""
+        context = browser.new_context(viewport=VIEWPORT)
+        context.route(re.compile(r"^(https?|wss?|ftp):"), lambda route: route.abort())  # no kernel, no network
+        tab = context.new_page()
+        watch = Watch(tab)
+        try:
+            with shot_on_failure(tab, f"page-views-parity-{_id(case)}"):
+                tab.goto((exported / f"{Path(case.notebook).stem}.html").as_uri())
+                view = tab.locator(case.selector).first
+                view.wait_for()
+                view.scroll_into_view_if_needed()
+                for number, position in enumerate(case.positions):
+                    _set(tab, view, case, position, typed=number % 2 == 1)
+                    python = case.python(**position)
+                    where = f"{case.css} at {position}"
+                    for name, value in position.items():  # each range's own readout
+                        shown = view.get_by_role("slider", name=name, exact=True).evaluate(
+                            "r => r.parentElement.querySelector(`output[for='${r.id}']`).textContent")
+                        assert shown == f"{value:,}", f"{where}: {name} reads {shown!r}"
+                    if hasattr(python, "readout_text"):
+                        assert view.locator(".emq-readout").inner_text() == python.readout_text(), f"{where}: the readout"
+                    assert _text(view.locator(CAPTION)) == f"Figure: {python.describe()}", f"{where}: the caption"
+                    svg = view.locator(".emq-figure svg")
+                    assert svg.locator("title").text_content() == python.describe(), f"{where}: the figure's title"
+                    problems = case.drawn(svg.evaluate(DRAWN_JS), position)
+                    assert not problems, f"{where}: " + "; ".join(problems)
+            assert not watch.problems(), f"{case.css} offline:\n" + "\n".join(watch.problems())
+        finally:
+            context.close()
