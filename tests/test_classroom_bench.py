@@ -228,7 +228,8 @@ def test_two_students_on_a_real_app(monkeypatch):
     assert step["presses"] > 0
     assert step["page_moves"] > 0
     assert step["messages"] >= step["moves"]
-    assert step["adds_per_move"] == 1  # a live move changes one value: Redis adds one job
+    # a live move adds one job, none where the last add already stands (a hand back where it was)
+    assert 0.9 <= step["adds_per_move"] <= 1
     # what each message cost: the kernels and the server that relays every message were both found
     assert step["cpu_ms_per_move"]["kernels"] > 0 and step["cpu_ms_per_move"]["server"] > 0
     assert results["classroom_errors"] == 0, results["classroom_error_samples"]

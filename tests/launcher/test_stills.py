@@ -336,3 +336,18 @@ def test_the_views_the_prose_describes_are_stored_as_described():
     orders = _stored_controls("10-the-queues-people-run.ipynb", "OrdersView(")
     assert orders["library"] == 0 and orders["status"] == ""  # as first shown: the first library, no refusal
     assert [lib["key"] for lib in orders["libraries"]] == ["packed", "bullmq", "bull", "kombu", "kombu10", "rq", "huey"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_stored_page_view_carries_the_module_the_package_ships(name):
+    """A stored view runs its stored module text when the notebook is opened
+    before any cell runs, and its still was drawn by it: it must be today's
+    module, or the stored notebook shows what the package no longer draws."""
+    from echomq_viz.widgets.page_modules import PAGE, page_module
+
+    shipped = {page_module(path.stem) for path in PAGE.glob("*.js") if "export default" in path.read_text()}
+    stored = [model["state"]["_esm"] for model in _state(json.loads((ROOT / "notebooks" / name).read_text()))
+              .values() if model.get("model_module") == "anywidget"]
+    stale = [esm.split("\n", 1)[0] for esm in stored if esm not in shipped]
+    assert not stale, (f"{name} stores page modules the package no longer ships ({len(stale)}): re-run "
+                       f"python -m echomq_viz.launcher._refresh notebooks/{name}")

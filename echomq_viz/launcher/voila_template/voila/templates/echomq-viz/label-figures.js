@@ -17,4 +17,5 @@ new MutationObserver(() => {
     text.id = text.id || `echomq-viz-caption-${++echomqVizCaptions}`;
     figure.setAttribute("aria-labelledby", text.id);
   });
-}).observe(document.documentElement, {childList: true, subtree: true});
+  // a widget gets its classes (the caption's echomq-viz-caption) after its node is in place
+}).observe(document.documentElement, {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
