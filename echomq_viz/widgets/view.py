@@ -13,10 +13,12 @@ import base64
 import contextlib
 import html
 import io
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import ipywidgets as w
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:  # a kernel whose views are all drawn in the page never loads matplotlib
+    from matplotlib.figure import Figure
 
 from echomq_viz.experiments.live import Demo
 
