@@ -7,7 +7,7 @@
 import { INK, MUTED, TITLE, TEXT, VIEW_CSS, svgDocument, circle, line, text, scale, axes, tierColor, esc,
   band, bandPattern } from "./visual.js";
 import { COUNTER_MASK, TIER_SPAN, priorityScore, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, send, askKernel, uid, NEEDS_KERNEL } from "./controls.js";
+import { slider, numberBox, statusLine, send, askKernel, uid, NEEDS_KERNEL, listen } from "./controls.js";
 
 // The bounds the kernel holds (widgets.bands: TIERS_MAX, JOBS_MIN, JOBS_MAX, START_MAX); the page follows
 export const LIMITS = { tiers: [1, 8], jobs: [10, 5000], start: [0, Number(COUNTER_MASK) - 5000], edge: [1, 7] };
@@ -265,12 +265,10 @@ function render({ model, el }) {
   }
   const listeners = [["change:points", drawFigure], ["change:counts", drawFigure], ["change:edge", drawEdge],
     ["change:status", drawStatus], ...[...RUN, "edge"].map((name) => [`change:${name}`, readouts])];
-  for (const [event, listener] of listeners) model.on(event, listener);
+  const stop = listen(model, listeners);
   drawFigure();
   drawStatus();
-  return () => {
-    for (const [event, listener] of listeners) model.off(event, listener);
-  };
+  return stop;
 }
 
 export default { render };

@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, MONO, GOOD, GRID, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS,
   svgDocument, rect, line, text, scale, axes, esc } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, send, uid, kernelButton } from "./controls.js";
+import { slider, numberBox, statusLine, send, uid, kernelButton, listen, changes } from "./controls.js";
 
 const WIDTH = 640;
 const HEIGHT = 352;
@@ -234,7 +234,6 @@ function render({ model, el }) {
   const heard = (message) => {
     if (message && message.kind === "ran") say("");
   };
-  model.on("msg:custom", heard);
 
   function draw() {
     const state = stateOf(model);
@@ -252,13 +251,9 @@ function render({ model, el }) {
     if (state.status) status.show(state.status, "bad");
     else status.show(...note);
   }
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
+  const stop = listen(model, [...changes(NAMES, draw), ["msg:custom", heard]]);
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-    model.off("msg:custom", heard);
-  };
+  return stop;
 }
 
 export default { render };

@@ -5,7 +5,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, kernelButton } from "./controls.js";
+import { uid, send, statusLine, kernelButton, listen, changes } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -188,7 +188,6 @@ function render({ model, el }) {
   const heard = (message) => {
     if (message && message.kind === "done") say("");
   };
-  model.on("msg:custom", heard);
 
   function draw() {
     const state = stateOf(model);
@@ -208,13 +207,9 @@ function render({ model, el }) {
     if (state.status) status.show(state.status, "bad");
     else status.show(...note);
   }
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
+  const stop = listen(model, [...changes(NAMES, draw), ["msg:custom", heard]]);
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-    model.off("msg:custom", heard);
-  };
+  return stop;
 }
 
 export default { render };

@@ -257,3 +257,17 @@ export function choiceSlider(model, { name, label, choices, onInput }) {
   update();
   return { row, input, update };
 }
+
+// Subscribe each [event, handler] pair to the model; the function returned unsubscribes them
+// all (what a view's render returns, for anywidget to call when the view goes away)
+export function listen(model, pairs) {
+  for (const [event, handler] of pairs) model.on(event, handler);
+  return () => {
+    for (const [event, handler] of pairs) model.off(event, handler);
+  };
+}
+
+// [event, handler] pairs: one for a change of each of the model's `names`
+export function changes(names, handler) {
+  return names.map((name) => [`change:${name}`, handler]);
+}

@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GRID, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { statusLine, askKernel, NEEDS_KERNEL } from "./controls.js";
+import { statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -185,14 +185,9 @@ function render({ model, el }) {
     status.show("");
     draw();
   };
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
-  model.on("msg:custom", done);
+  const stop = listen(model, [...changes(NAMES, draw), ["msg:custom", done]]);
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-    model.off("msg:custom", done);
-  };
+  return stop;
 }
 
 export default { render };

@@ -8,7 +8,7 @@ import { INK, MUTED, GRID, TITLE, TEXT, SMALL, GOOD, BAD, VIEW_CSS, svgDocument,
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, power } from "./score.js";
 import { EXPONENT_BIAS, MANTISSA_BITS, doubleBits, exponentOf, spacing, gapText, exactBits, rounding,
   mantissaEnd } from "./doubles.js";
-import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue } from "./controls.js";
+import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 500;
@@ -203,12 +203,11 @@ function render({ model, el }) {
     status.show("");
     draw();
   };
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, event === "change:answer" ? answered : draw);
+  const stop = listen(model, NAMES.map((name) => [`change:${name}`, name === "answer" ? answered : draw]));
   draw();
   return () => {
     shared.close();
-    for (const event of events) model.off(event, event === "change:answer" ? answered : draw);
+    stop();
   };
 }
 

@@ -4,7 +4,7 @@
 import { INK, MUTED, TITLE, TEXT, GOOD, BAD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle,
   text, arrow, scale, axes, bitStrip, tierColor, esc } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, formatHex, bits64, power } from "./score.js";
-import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL } from "./controls.js";
+import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 400;
@@ -143,12 +143,9 @@ function render({ model, el }) {
     answer.textContent = line;
     if (state.status) status.show(state.status, "bad");
   }
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
+  const stop = listen(model, changes(NAMES, draw));
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-  };
+  return stop;
 }
 
 export default { render };

@@ -8,7 +8,7 @@
 import { INK, MUTED, GRID, BAD, SMALL, TEXT, TITLE, VIEW_CSS, svgDocument, rect, line, text, path, tierColor,
   esc } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen } from "./controls.js";
 
 export const WIDTH = 840;
 const LEFT = 132; // room for "tier 2²¹ + 999"
@@ -320,13 +320,11 @@ function render({ model, el }) {
   }
   const listeners = [["change:queue_map", draw], ["change:summary", draw], ["change:progress", drawProgress],
     ["change:status", drawStatus], ["change:prefix", draw], ["change:queue", draw], ["change:url", draw]];
-  for (const [event, listener] of listeners) model.on(event, listener);
+  const stop = listen(model, listeners);
   draw();
   drawProgress();
   drawStatus();
-  return () => {
-    for (const [event, listener] of listeners) model.off(event, listener);
-  };
+  return stop;
 }
 
 export default { render };

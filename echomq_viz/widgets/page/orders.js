@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TEXT, SMALL, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, statusLine } from "./controls.js";
+import { uid, statusLine, listen, changes } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -158,12 +158,9 @@ function render({ model, el }) {
     details.textContent = detailsText(state);
     status.show(state.status, state.status ? "bad" : "note");
   }
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
+  const stop = listen(model, changes(NAMES, draw));
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-  };
+  return stop;
 }
 
 export default { render };

@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect,
   line, text, textColorOn, esc } from "./visual.js";
 import { EXACT_LIMIT, thousands, power } from "./score.js";
-import { slider, statusLine, askKernel, NEEDS_KERNEL } from "./controls.js";
+import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -233,14 +233,9 @@ function render({ model, el }) {
     status.show("");
     draw();
   };
-  const events = ALL.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, draw);
-  model.on("msg:custom", done);
+  const stop = listen(model, [...changes(ALL, draw), ["msg:custom", done]]);
   draw();
-  return () => {
-    for (const event of events) model.off(event, draw);
-    model.off("msg:custom", done);
-  };
+  return stop;
 }
 
 export default { render };

@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -213,18 +213,11 @@ function render({ model, el }) {
       status.show(line, "bad");
     } else if (!waitFor) status.show("");
   };
-  const events = NAMES.map((n) => `change:${n}`);
-  for (const event of events) model.on(event, redraw);
-  model.on("change:result", onResult);
-  model.on("change:status", onStatus);
+  const stop = listen(model, [...changes(NAMES, redraw), ["change:result", onResult], ["change:status", onStatus]]);
   const initial = model.get("status");
   if (initial) status.show(initial, "bad");
   draw();
-  return () => {
-    for (const event of events) model.off(event, redraw);
-    model.off("change:result", onResult);
-    model.off("change:status", onStatus);
-  };
+  return stop;
 }
 
 export default { render };

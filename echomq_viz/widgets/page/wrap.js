@@ -5,7 +5,7 @@
 import { INK, MUTED, TITLE, TEXT, BAD, GOOD, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
   esc } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, kernelButton } from "./controls.js";
+import { slider, numberBox, statusLine, kernelButton, listen } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 350;
@@ -156,12 +156,9 @@ function render({ model, el }) {
     status.show("");
     draw();
   };
-  const events = NAMES.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, event === "change:answer" ? answered : draw);
+  const stop = listen(model, NAMES.map((name) => [`change:${name}`, name === "answer" ? answered : draw]));
   draw();
-  return () => {
-    for (const event of events) model.off(event, event === "change:answer" ? answered : draw);
-  };
+  return stop;
 }
 
 export default { render };
