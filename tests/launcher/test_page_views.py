@@ -284,7 +284,8 @@ class TestInJupyterLab:
             with shot_on_failure(page, f"page-views-first-open-{name}"):
                 _open_in_lab(page, lab, name)
                 views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
-                wait_until(lambda: views.count() == len(stored), 60, lambda: (
+                # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
+                wait_until(lambda: views.count() == len(stored), 180, lambda: (
                     f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
                     "(JupyterLab renders stored widgets only in a trusted notebook)"))
                 for index, (model, caption) in enumerate(stored):
