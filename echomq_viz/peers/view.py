@@ -32,13 +32,14 @@ class OrdersFigure(PageFigure):
     sent once), and the library chosen."""
 
     module = "orders"
+    kernel_source = ", from the libraries' runs"
     right = traitlets.List().tag(sync=True)  # job names in the right order
     tiers = traitlets.Dict().tag(sync=True)  # job name -> tier
     libraries = traitlets.List().tag(sync=True)  # [{key, label, verdict, order, details}, ...]
     library = traitlets.Int(0).tag(sync=True)  # the chosen one's index: the page's, never sent
 
     def __init__(self, **data) -> None:
-        self.__dict__["_writing"] = True  # the runs are written once, here
+        self.__dict__["_writing"] = True  # the runs are written once, here (kernel_writes needs the widget made)
         try:
             super().__init__(**data)
         finally:
@@ -54,13 +55,7 @@ class OrdersFigure(PageFigure):
     @traitlets.validate(*_KERNEL_ONLY)
     def _from_the_runs(self, proposal: dict) -> object:
         """What the libraries did is written by the kernel alone; the page sending it is refused."""
-        name = proposal["trait"].name
-        kept = self.__dict__.setdefault("_kernel_values", {})
-        if self.__dict__.get("_writing"):
-            kept[name] = proposal["value"]
-            return proposal["value"]
-        self.status = f"refused {name}: only the kernel writes it, from the libraries' runs"
-        return kept.get(name, proposal["trait"].default())
+        return self._kernel_only(proposal)
 
 
 class OrdersView(PageView):

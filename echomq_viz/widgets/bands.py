@@ -13,9 +13,6 @@ against the bounds it holds, and refill the queue.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
-
 import traitlets
 
 from echomq_viz.core.checks import check_int
@@ -37,6 +34,7 @@ class BandsFigure(PageFigure):
     page shows, and what Redis held after the last refill."""
 
     module = "bands"
+    kernel_source = ", from what Redis holds"
     tiers = traitlets.Int(4).tag(sync=True)
     jobs = traitlets.Int(200).tag(sync=True)
     start = traitlets.Int(0).tag(sync=True)
@@ -56,22 +54,7 @@ class BandsFigure(PageFigure):
     @traitlets.validate(*_KERNEL_ONLY)
     def _from_redis(self, proposal: dict) -> object:
         """What Redis holds is written by the kernel alone; the page sending it is refused."""
-        name = proposal["trait"].name
-        kept = self.__dict__.setdefault("_kernel_values", {})
-        if self.__dict__.get("_writing"):
-            kept[name] = proposal["value"]
-            return proposal["value"]
-        self.status = f"refused {name}: only the kernel writes it, from what Redis holds"
-        return kept.get(name, proposal["trait"].default())
-
-    @contextlib.contextmanager
-    def _kernel_writes(self) -> Iterator[None]:
-        self.__dict__["_writing"] = True
-        try:
-            with self.hold_sync():
-                yield
-        finally:
-            self.__dict__["_writing"] = False
+        return self._kernel_only(proposal)
 
 
 class BandsView(PageView):
@@ -139,7 +122,7 @@ class BandsView(PageView):
         self.demo.add_batch(seeded_priorities(self.seed, jobs, range(1, tiers + 1)))
         points = [[entry.priority, entry.counter] for entry in self.demo.entries()]
         counts = self.demo.counts(range(1, tiers + 1))
-        with f._kernel_writes():
+        with f.kernel_writes():
             f.points = points
             f.counts = [[p, n] for p, n in counts.items()]
             f.ran = {"tiers": tiers, "jobs": jobs, "start": start}

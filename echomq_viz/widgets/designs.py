@@ -14,9 +14,6 @@ run the budget through ``packThreeKeys.lua`` on Redis.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
-
 import traitlets
 
 from echomq_viz.core.checks import check_int, check_str
@@ -142,32 +139,12 @@ def _listen(view: PageView, action) -> None:
     view.figure.on_msg(heard)
 
 
-class _KernelOnly:
-    """Values only the kernel writes (what Redis did): the page sending one is refused."""
 
-    def _from_kernel(self, proposal: dict) -> object:
-        name = proposal["trait"].name
-        kept = self.__dict__.setdefault("_kernel_values", {})
-        if self.__dict__.get("_writing"):
-            kept[name] = proposal["value"]
-            return proposal["value"]
-        self.status = f"refused {name}: only the kernel writes it, from what Redis did"
-        return kept.get(name, proposal["trait"].default())
-
-    @contextlib.contextmanager
-    def _kernel_writes(self) -> Iterator[None]:
-        self.__dict__["_writing"] = True
-        try:
-            with self.hold_sync():
-                yield
-        finally:
-            self.__dict__["_writing"] = False
-
-
-class DesignsFigure(_KernelOnly, PageFigure):
+class DesignsFigure(PageFigure):
     """The designs' page model: the chosen scenario ("" before a choice) and what Redis did."""
 
     module = "designs"
+    kernel_source = ", from what Redis did"
     scenario = traitlets.Unicode("").tag(sync=True)
     choices = traitlets.List().tag(sync=True)  # [[key, label], ...]: the page's buttons
     # {scenario, title, design, file, reason, jobs: [[id, name, priority]], right_order, design_order, table, lua}
@@ -186,8 +163,8 @@ class DesignsFigure(_KernelOnly, PageFigure):
         return value
 
     @traitlets.validate("choices", "outcome")
-    def _kernel_only(self, proposal: dict) -> object:
-        return self._from_kernel(proposal)
+    def _from_redis(self, proposal: dict) -> object:
+        return self._kernel_only(proposal)
 
 
 class DesignsView(PageView):
@@ -210,7 +187,7 @@ class DesignsView(PageView):
         self.runner = runner
         self.outcome: Outcome | None = None
         figure = DesignsFigure()
-        with figure._kernel_writes():
+        with figure.kernel_writes():
             figure.choices = [[key, SWITCH_LABELS[key]] for key in _SCENARIOS]
         super().__init__(figure)
         _listen(self, self._run_from_page)
@@ -242,7 +219,7 @@ class DesignsView(PageView):
         scenario = _SCENARIOS[self.figure.scenario]
         self.outcome = outcome = self.runner.run(scenario)
         design = scenario.design
-        with self.figure._kernel_writes():
+        with self.figure.kernel_writes():
             self.figure.outcome = {
                 "scenario": scenario.key, "title": scenario.title, "design": design.title, "file": design.file,
                 "reason": scenario.reason, "right_order": list(outcome.right_order),
@@ -265,10 +242,11 @@ class DesignsView(PageView):
                 + ("the same order." if outcome.agrees else "a different order."))
 
 
-class PackingFigure(_KernelOnly, PageFigure):
+class PackingFigure(PageFigure):
     """The exercise's page model: the three widths, the jobs, and the last run on Redis."""
 
     module = "packing"
+    kernel_source = ", from what Redis did"
     tenant_bits = traitlets.Int(8).tag(sync=True)
     priority_bits = traitlets.Int(8).tag(sync=True)
     arrival_bits = traitlets.Int(32).tag(sync=True)
@@ -288,8 +266,8 @@ class PackingFigure(_KernelOnly, PageFigure):
         return self._checked(proposal)
 
     @traitlets.validate("jobs", "outcome")
-    def _kernel_only(self, proposal: dict) -> object:
-        return self._from_kernel(proposal)
+    def _from_redis(self, proposal: dict) -> object:
+        return self._kernel_only(proposal)
 
 
 class PackingView(PageView):
@@ -311,7 +289,7 @@ class PackingView(PageView):
         self.outcome: PackOutcome | None = None
         figure = PackingFigure(tenant_bits=budget.tenant_bits, priority_bits=budget.priority_bits,
                                arrival_bits=budget.arrival_bits)
-        with figure._kernel_writes():
+        with figure.kernel_writes():
             figure.jobs = [list(job) for job in self.jobs]
         super().__init__(figure)
         _listen(self, self._run_from_page)
@@ -371,7 +349,7 @@ class PackingView(PageView):
             self.status.note(f"nothing run on Redis: {verdict}")
             return None
         self.outcome = outcome
-        with self.figure._kernel_writes():
+        with self.figure.kernel_writes():
             self.figure.outcome = {"widths": list(self.widths), "verdict": verdict, "text": outcome.text(),
                                    "order": list(outcome.order), "right_order": list(outcome.right_order),
                                    "rounded": list(outcome.rounded)}

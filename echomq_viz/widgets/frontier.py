@@ -10,9 +10,6 @@ kernel sends the page what Redis stored and popped.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
-
 import traitlets
 
 from echomq_viz.core.checks import check_int
@@ -132,6 +129,8 @@ class RedisAnswerFigure(PageFigure):
     with the values it shows, and only the kernel writes ``answer``, from
     what Redis did (a page sending it is refused)."""
 
+    kernel_source = ", from what Redis did"
+
     redis_enabled = traitlets.Bool(False).tag(sync=True)
     answer = traitlets.Dict().tag(sync=True)
 
@@ -174,19 +173,7 @@ class RedisAnswerFigure(PageFigure):
 
     @traitlets.validate("answer")
     def _from_redis(self, proposal: dict) -> dict:
-        if self.__dict__.get("_writing"):
-            self.__dict__["_kernel_answer"] = proposal["value"]
-            return proposal["value"]
-        self.status = "refused answer: only the kernel writes it, from what Redis did"
-        return self.__dict__.get("_kernel_answer", {})
-
-    @contextlib.contextmanager
-    def kernel_writes(self) -> Iterator[None]:
-        self.__dict__["_writing"] = True
-        try:
-            yield
-        finally:
-            self.__dict__["_writing"] = False
+        return self._kernel_only(proposal)
 
 
 class FrontierFigure(RedisAnswerFigure):

@@ -11,9 +11,7 @@ checked there, as :func:`inspect_queue` checks them, before any connection.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from typing import Iterator
 
 import numpy as np
 import traitlets
@@ -126,21 +124,7 @@ class InspectorFigure(PageFigure):
     @traitlets.validate(*_KERNEL_ONLY)
     def _from_kernel(self, proposal: dict) -> object:
         """What the kernel read (and where it may read) is written by the kernel alone."""
-        name = proposal["trait"].name
-        kept = self.__dict__.setdefault("_kernel_values", {})
-        if self.__dict__.get("_writing"):
-            kept[name] = proposal["value"]
-            return proposal["value"]
-        self.status = f"refused {name}: only the kernel writes it"
-        return kept.get(name, proposal["trait"].default())
-
-    @contextlib.contextmanager
-    def _kernel_writes(self) -> Iterator[None]:
-        self.__dict__["_writing"] = True
-        try:
-            yield
-        finally:
-            self.__dict__["_writing"] = False
+        return self._kernel_only(proposal)
 
 
 class InspectorView(PageView):
@@ -173,7 +157,7 @@ class InspectorView(PageView):
         if self.own_only:  # visitors see neither the app's URL nor a password
             shown = "" if self._is_own(url) else redact_url(url)
         figure = InspectorFigure(url=shown, prefix=prefix, queue=queue)
-        with figure._kernel_writes():
+        with figure.kernel_writes():
             figure.url_enabled = not self.own_only
             figure.url_placeholder = "this app's own Redis" if self.own_only else "REDIS_URL or the embedded server"
         super().__init__(figure)
@@ -202,7 +186,7 @@ class InspectorView(PageView):
         # About a hundred updates sent to the page, however many chunks.
         last = self.figure.progress[0]
         if done >= total or done - last >= max(total // 100, 1):
-            with self.figure._kernel_writes():
+            with self.figure.kernel_writes():
                 self.figure.progress = [done, total]
 
     def _connect(self):
@@ -223,7 +207,7 @@ class InspectorView(PageView):
         if self.own_only and other_owners_in(f"{prefix}:{queue}"):
             raise PermissionError("this app inspects no other visitor's demo queues: only this page's own "
                                   "(Demo(...).queue) and queues that are not demos")
-        with self.figure._kernel_writes():
+        with self.figure.kernel_writes():
             self.figure.progress = [0, 0]
         try:
             client = self._connect()
@@ -241,7 +225,7 @@ class InspectorView(PageView):
         data = queue_map(report, reads=self._reads)
         text = report.summary() + (f"\n({data['left_out']:,} jobs with an infinite score not drawn)"
                                    if data["left_out"] else "")
-        with self.figure._kernel_writes(), self.figure.hold_sync():
+        with self.figure.kernel_writes():
             self.figure.summary = text
             self.figure.queue_map = data
         return report

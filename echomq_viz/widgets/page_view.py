@@ -11,8 +11,9 @@ with one line in the view's status, the value left as it was.
 
 from __future__ import annotations
 
+import contextlib
 import html
-from typing import Any
+from typing import Any, Iterator
 
 import anywidget
 import traitlets
@@ -75,6 +76,31 @@ class PageFigure(anywidget.AnyWidget):
             taken[name] = value
         if taken:
             super().set_state(taken)
+
+    #: what a refusal of a value only the kernel writes says it comes from (", from what Redis did")
+    kernel_source = ""
+
+    def _kernel_only(self, proposal: dict) -> Any:
+        """A value only the kernel writes (what Redis did, what it read): taken inside
+        :meth:`kernel_writes`; from the page, refused in one line and left as the kernel
+        last wrote it. A subclass calls it from ``@traitlets.validate(...)``."""
+        name = proposal["trait"].name
+        kept = self.__dict__.setdefault("_kernel_values", {})
+        if self.__dict__.get("_writing"):
+            kept[name] = proposal["value"]
+            return proposal["value"]
+        self.status = f"refused {name}: only the kernel writes it{self.kernel_source}"
+        return kept.get(name, proposal["trait"].default())
+
+    @contextlib.contextmanager
+    def kernel_writes(self) -> Iterator[None]:
+        """Write values only the kernel writes, sent to the page in one message."""
+        self.__dict__["_writing"] = True
+        try:
+            with self.hold_sync():
+                yield
+        finally:
+            self.__dict__["_writing"] = False
 
     def bounds(self) -> dict[str, tuple[int, int]]:
         """Each bounded value's (lowest, highest), as the kernel holds them."""
