@@ -171,3 +171,18 @@ def test_unreachable_redis_is_one_line_in_the_view(dead_demo):
     hero.switch_live(False)
     hero.set(counter=5)  # the figure still works and the error clears
     assert hero.status.text == "" and hero.figure.status == ""
+
+
+def test_the_kernel_echoes_nothing_back_and_sends_a_refused_value_back_as_an_update():
+    """The page keeps the moves it has not sent yet: an echo of an earlier send would move
+    it back (seen as a live view that lost its last position under load)."""
+    import ipywidgets.widgets.widget as widget
+
+    assert widget.JUPYTER_WIDGETS_ECHO  # as in JupyterLab's kernels
+    hero = HeroView(None, priority=3, counter=7)
+    sent = []
+    hero.figure._send = lambda msg, buffers=None: sent.append(msg)
+    hero.figure.set_state({"counter": 8})
+    assert [msg for msg in sent if msg.get("method") == "echo_update"] == []
+    hero.figure.set_state({"priority": 99})  # refused: the page is told the value stands at 3
+    assert any(msg.get("method") == "update" and msg["state"].get("priority") == 3 for msg in sent), sent
