@@ -81,6 +81,11 @@ class PageFigure(anywidget.AnyWidget):
             taken[name] = value
         if taken:
             super().set_state(taken)
+        # what the kernel did not take goes back to the page as it stands in the kernel (newer
+        # ipywidgets send a value changed in validation themselves; 8.0 does not)
+        back = [name for name in sync_data if name in self.keys and self.get_state(name)[name] != sync_data[name]]
+        if back:
+            self.send_state(back)
 
     #: what a refusal of a value only the kernel writes says it comes from (", from what Redis did")
     kernel_source = ""
