@@ -48,6 +48,7 @@ def _json_refusal(value: object) -> str:
 
 
 JSON_NAN_WORDS = _json_refusal(math.nan)
+JSON_INF_WORDS = _json_refusal(math.inf)  # from 3.12 the words name the value
 
 PYTHON_CASES = {
     "priority 0": (lambda s: s.add_prioritized_job(CTX, "j", {}, 0), ValueError,
@@ -162,7 +163,7 @@ PYTHON_CASES.update({
     "data holding bytes": (lambda s: s.add_prioritized_job(CTX, "j", {"x": b"a"}, 1), TypeError,
                            JSON_DATA + "dict {'x': b'a'}: Object of type bytes is not JSON serializable"),
     "data holding inf": (lambda s: s.add_prioritized_job(CTX, "j", [math.inf], 1), ValueError,
-                         JSON_DATA + 'list [inf]: ' + JSON_NAN_WORDS),
+                         JSON_DATA + 'list [inf]: ' + JSON_INF_WORDS),
     "timestamp as float": (lambda s: s.add_prioritized_job(CTX, "j", {}, 1, timestamp=1.7e12), TypeError,
                            'timestamp must be an int, got float 1700000000000.0'),
     "count priorities given as a str": (lambda s: s.counts_per_priority(CTX, "12"), TypeError,
