@@ -87,11 +87,13 @@ export function slider(model, { name, label, min, max, step = 1, format = thousa
   const output = row.querySelector("output");
   input.step = String(step);
   const update = () => {
-    input.min = String(bound(min));
-    input.max = String(bound(max));
+    const [low, high] = [String(bound(min)), String(bound(max))];
+    if (input.min !== low) input.min = low;
+    if (input.max !== high) input.max = high;
     const value = Number(model.get(name));
     if (Number(input.value) !== value) input.value = String(value);
-    output.textContent = format(value);
+    const shown = format(value);
+    if (output.textContent !== shown) output.textContent = shown;
   };
   input.addEventListener("input", () => {
     const value = Math.round(Number(input.value));
@@ -115,9 +117,10 @@ export function numberBox(model, { name, label, min, max, onInput, onRefuse }) {
     + `<input type="number" id="${id}" aria-label="${esc(label)}" step="1" data-lm-suppress-shortcuts="true">`;
   const input = row.querySelector("input");
   const update = () => {
-    input.min = String(bound(min));
-    input.max = String(bound(max));
-    if (document.activeElement !== input) input.value = String(model.get(name));
+    const [low, high] = [String(bound(min)), String(bound(max))];
+    if (input.min !== low) input.min = low;
+    if (input.max !== high) input.max = high;
+    if (document.activeElement !== input && input.value !== String(model.get(name))) input.value = String(model.get(name));
   };
   input.addEventListener("change", () => {
     const text = input.value.trim();
@@ -264,6 +267,22 @@ export function listen(model, pairs) {
   for (const [event, handler] of pairs) model.on(event, handler);
   return () => {
     for (const [event, handler] of pairs) model.off(event, handler);
+  };
+}
+
+// A view's drawing, run only when the state it draws changed (JSON of stateOf()): a control's own
+// move reaches a view twice, as the model's change event and as the control's input, and is
+// drawn once. The function returned gives the state either way.
+export function whenChanged(stateOf, paint) {
+  let last;
+  return () => {
+    const state = stateOf();
+    const key = JSON.stringify(state);
+    if (key !== last) {
+      last = key;
+      paint(state);
+    }
+    return state;
   };
 }
 

@@ -8,7 +8,7 @@ import { INK, MUTED, GRID, TITLE, TEXT, SMALL, GOOD, BAD, VIEW_CSS, svgDocument,
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, power } from "./score.js";
 import { EXPONENT_BIAS, MANTISSA_BITS, doubleBits, exponentOf, spacing, gapText, exactBits, rounding,
   mantissaEnd } from "./doubles.js";
-import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen } from "./controls.js";
+import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen, whenChanged } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 500;
@@ -184,9 +184,8 @@ function render({ model, el }) {
   root.append(priority.row, counter.row, exact.row, figure, caption, numbers, actions, status.line);
   el.append(css, root);
 
-  function draw() {
-    const state = stateOf(model);
-    shared.refresh();
+  // drawn once a move, though a control's move arrives twice (controls.whenChanged)
+  const paint = whenChanged(() => stateOf(model), (state) => {
     figure.innerHTML = still(state);
     caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
     numbers.textContent = readout(state);
@@ -197,6 +196,10 @@ function render({ model, el }) {
     const [said, kind] = state.redis_enabled ? answerLine(state) : ["this view was made without a demo queue: no Redis button", "note"];
     answer.className = `emq-status emq-${kind}`;
     answer.textContent = said;
+  });
+  function draw() {
+    shared.refresh();
+    const state = paint();
     if (state.status) status.show(state.status, "bad");
   }
   const answered = () => {

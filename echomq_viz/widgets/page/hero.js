@@ -2,9 +2,9 @@
 // The page draws every move; the kernel hears of a move only while "live on Redis" is on.
 
 import { INK, MUTED, TITLE, TEXT, GOOD, BAD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle,
-  text, arrow, scale, axes, bitStrip, tierColor, esc } from "./visual.js";
+  text, arrow, scale, axes, bitCells, refillBitCells, bitStripMarks, partsBody, drawFigure, tierColor, esc } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, formatHex, bits64, power } from "./score.js";
-import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
+import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes, whenChanged } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 400;
@@ -35,38 +35,62 @@ export function readout(state) {
     + `      = ${tier(bits.slice(0, 32))} ${low(bits.slice(32))}`;
 }
 
-// The figure as SVG text: what the page shows, and what a stored notebook's still is made from
-export function still(state) {
-  const { priority, counter, tiers } = state;
+// The figure in parts (visual.partsBody): the frame is the same for every position of a
+// staircase, so a drag redraws only the bars, the dot and its arrow, and the bits
+const frames = new Map();
+const STRIP_Y = 330;
+const STRIP = bitStripMarks(geometry(1).left, STRIP_Y, geometry(1).right - geometry(1).left);
+function frame(tiers) {
+  if (!frames.has(tiers)) {
+    const { x, y, left } = geometry(tiers);
+    const yTicks = [];
+    for (let p = 1; p <= tiers + 1; p++) yTicks.push([p, String(p)]);
+    const xTicks = [];
+    for (let p = 1; p <= tiers; p++) xTicks.push([p, String(p)]);
+    frames.set(tiers, text(left, 22, "each bar: one tier's whole counter range; the dot: this job", { size: TITLE, weight: 600 })
+      + axes(x, y, { xTicks, yTicks, xLabel: "priority (lower runs first)", yLabel: `score / ${power(2, 32)}`, grid: true })
+      + text(left + 8, 52, `arrow: the same counter one priority up, + ${power(2, 32)}`,
+        { size: TEXT, color: TIER_BITS_COLOR, baseline: "hanging" }));
+  }
+  return frames.get(tiers);
+}
+
+function geometry(tiers) {
   const left = 78;
   const right = WIDTH - 20;
-  const x = scale(0.2, tiers + 0.8, left, right);
-  const y = scale(1 - 0.15, tiers + 1 + 0.35, 262, 44);
+  return { left, right, x: scale(0.2, tiers + 0.8, left, right), y: scale(1 - 0.15, tiers + 1 + 0.35, 262, 44) };
+}
+
+export function parts(state) {
+  const { priority, counter, tiers } = state;
+  const { x, y, left, right } = geometry(tiers);
   const top = Number(COUNTER_MASK) / Number(TIER_SPAN);
-  const yTicks = [];
-  for (let p = 1; p <= tiers + 1; p++) yTicks.push([p, String(p)]);
-  const xTicks = [];
-  for (let p = 1; p <= tiers; p++) xTicks.push([p, String(p)]);
-  let body = text(left, 22, "each bar: one tier's whole counter range; the dot: this job", { size: TITLE, weight: 600 });
-  body += axes(x, y, { xTicks, yTicks, xLabel: "priority (lower runs first)", yLabel: `score / ${power(2, 32)}`, grid: true });
+  let bars = "";
   for (let p = 1; p <= tiers; p++) {
     const colour = tierColor(p);
-    body += rect(x(p - 0.32), y(p + top), x(p + 0.32) - x(p - 0.32), y(p) - y(p + top),
+    bars += rect(x(p - 0.32), y(p + top), x(p + 0.32) - x(p - 0.32), y(p) - y(p + top),
       { fill: colour, "fill-opacity": p === priority ? 0.8 : 0.3, stroke: colour, "stroke-width": 1 });
   }
-  const level = Number(priorityScore(priority, counter)) / Number(TIER_SPAN);
+  const score = priorityScore(priority, counter);
+  const bits = bits64(score);
+  const level = Number(score) / Number(TIER_SPAN);
   const [dotX, dotY] = [x(priority), y(level)];
+  let dot = "";
   if (priority + 1 <= tiers) {
     const [toX, toY] = [x(priority + 1), y(level + 1)];
     const length = Math.hypot(toX - dotX, toY - dotY);
     const [fromX, fromY] = [dotX + ((toX - dotX) * 10) / length, dotY + ((toY - dotY) * 10) / length];
-    body += arrow(fromX, fromY, toX, toY, { color: TIER_BITS_COLOR });
+    dot += arrow(fromX, fromY, toX, toY, { color: TIER_BITS_COLOR });
   }
-  body += circle(dotX, dotY, 7, { fill: "#ffffff", stroke: INK, "stroke-width": 2.5 });
-  body += text(left + 8, 52, `arrow: the same counter one priority up, + ${power(2, 32)}`,
-    { size: TEXT, color: TIER_BITS_COLOR, baseline: "hanging" });
-  body += bitStrip(left, 330, right - left, bits64(priorityScore(priority, counter)));
-  return svgDocument(WIDTH, HEIGHT, describe(state), body);
+  dot += circle(dotX, dotY, 7, { fill: "#ffffff", stroke: INK, "stroke-width": 2.5 });
+  return [["frame", frame(tiers)], ["bars", bars], ["dot", dot], ["bits", bitCells(left, STRIP_Y, right - left, bits),
+    (group) => refillBitCells(group, bits)],
+    ["strip", STRIP]];
+}
+
+// The figure as SVG text: what the page shows, and what a stored notebook's still is made from
+export function still(state) {
+  return svgDocument(WIDTH, HEIGHT, describe(state), partsBody(parts(state)));
 }
 
 // Redis's answer, marked against the page's own computation
@@ -128,9 +152,8 @@ function render({ model, el }) {
   root.append(priority.row, counter.row, exact.row, numbers, figure, caption, live.row, answer, status.line);
   el.append(css, root);
 
-  function draw() {
-    const state = stateOf(model);
-    figure.innerHTML = still(state);
+  const paint = whenChanged(() => stateOf(model), (state) => {
+    drawFigure(figure, WIDTH, HEIGHT, describe(state), parts(state));
     caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
     numbers.innerHTML = readout(state);
     priority.update();
@@ -141,6 +164,9 @@ function render({ model, el }) {
     const [line, kind] = state.live_enabled ? liveLine(state) : ["live on Redis: this view was made without a demo queue", "note"];
     answer.className = `emq-status emq-${kind}`;
     answer.textContent = line;
+  });
+  function draw() {
+    const state = paint();
     if (state.status) status.show(state.status, "bad");
   }
   const stop = listen(model, changes(NAMES, draw));

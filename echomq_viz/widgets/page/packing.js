@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect,
   line, text, textColorOn, esc } from "./visual.js";
 import { EXACT_LIMIT, thousands, power } from "./score.js";
-import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
+import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes, whenChanged } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -207,8 +207,8 @@ function render({ model, el }) {
   root.append(...sliders.map((s) => s.row), figure, caption, verdictLine, run, head, answer, status.line);
   el.append(css, root);
 
-  function draw() {
-    const state = stateOf(model);
+  // drawn once a move, though a control's move arrives twice (controls.whenChanged)
+  const paint = whenChanged(() => ({ ...stateOf(model), waiting }), (state) => {
     sliders.forEach((s, i) => {
       s.update();
       s.input.max = String(maxFor(state, NAMES[i]));
@@ -225,6 +225,9 @@ function render({ model, el }) {
     head.className = `emq-status emq-${ran ? (ran.good ? "good" : "bad") : "note"}`;
     answer.textContent = ran ? ran.text : "";
     answer.hidden = !ran;
+  });
+  function draw() {
+    const state = paint();
     if (state.status) status.show(state.status, state.status.startsWith("nothing run") ? "note" : "bad");
   }
   const done = (message) => {

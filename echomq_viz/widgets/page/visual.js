@@ -44,13 +44,21 @@ export function textColorOn(fill) {
   return contrast("#000000", fill) >= contrast("#ffffff", fill) ? "#000000" : "#ffffff";
 }
 
+const SPECIAL = /[&<>"]/;
 export function esc(text) {
-  return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const s = String(text);
+  return SPECIAL.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;") : s;
 }
 
+// attributes as SVG text; a drag writes hundreds a move, so no intermediate arrays
 function attrs(map) {
-  return Object.entries(map).filter(([, v]) => v !== undefined && v !== null && v !== false)
-    .map(([k, v]) => ` ${k}="${esc(v)}"`).join("");
+  let out = "";
+  for (const k in map) {
+    const v = map[k];
+    if (v === undefined || v === null || v === false) continue;
+    out += ` ${k}="${typeof v === "number" ? v : esc(v)}"`;
+  }
+  return out;
 }
 const round = (v) => (typeof v === "number" ? Math.round(v * 100) / 100 : v);
 
@@ -125,21 +133,67 @@ export function axes(x, y, { xTicks = [], yTicks = [], xLabel = "", yLabel = "",
 // The score's 64 bits as cells, dark for 1 and light for 0: the tier half blue, the counter
 // half orange, bits 63..53 (past a double's exact range) grey where 0 (figures.plots.draw_bit_strip).
 const STRIP_FILLS = { tier: ["#c9d9ee", TIER_BITS_COLOR], counter: ["#fbe0c3", COUNTER_BITS_COLOR], beyond: "#eeeeee" };
-export function bitStrip(x, y, width, bits, { height = 22 } = {}) {
+function bitFill(i, bits) {
+  const bit = bits[i] === "1" ? 1 : 0;
+  return i < 11 && !bit ? STRIP_FILLS.beyond : STRIP_FILLS[i < 32 ? "tier" : "counter"][bit];
+}
+export function bitCells(x, y, width, bits, { height = 22 } = {}) {
+  const cell = width / 64;
+  let out = "";
+  for (let i = 0; i < 64; i++) out += rect(x + i * cell, y, cell - 1, height, { fill: bitFill(i, bits) });
+  return out;
+}
+// The same cells, drawn by bitCells before, given new bits in place: a drag changes fills only
+export function refillBitCells(group, bits) {
+  const cells = group.children;
+  if (cells.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const fill = bitFill(i, bits);
+    if (cells[i].getAttribute("fill") !== fill) cells[i].setAttribute("fill", fill);
+  }
+  return true;
+}
+// What the strip shows whatever its bits: the halves named, the 32-bit divide, the 2^53 mark, bit numbers
+export function bitStripMarks(x, y, width, { height = 22 } = {}) {
   const cell = width / 64;
   let out = text(x + cell * 21.5, y - 6, "high 32 bits: priority (tier)", { size: TEXT, color: TIER_BITS_COLOR, anchor: "middle" })
     + text(x + cell * 48, y - 6, "low 32 bits: arrival counter", { size: TEXT, color: COUNTER_BITS_COLOR, anchor: "middle" });
-  for (let i = 0; i < 64; i++) {
-    const bit = bits[i] === "1" ? 1 : 0;
-    const fill = i < 11 && !bit ? STRIP_FILLS.beyond : STRIP_FILLS[i < 32 ? "tier" : "counter"][bit];
-    out += rect(x + i * cell, y, cell - 1, height, { fill });
-  }
   out += line(x + 32 * cell - 0.5, y - 2, x + 32 * cell - 0.5, y + height + 2, { stroke: INK, "stroke-width": 2 });
   out += line(x + 11 * cell - 0.5, y, x + 11 * cell - 0.5, y + height, { stroke: "#888888", "stroke-dasharray": "2 2" });
   const tick = (i, label, anchor) => text(x + (i + 0.5) * cell, y + height + 6, label, { anchor, baseline: "hanging" });
   out += tick(0, "63", "middle") + tick(10, "53", "middle") + tick(31, "32", "end") + tick(32, "31", "start") + tick(63, "0", "middle");
   out += text(x + cell * 5.5, y + height + 24, "beyond 2⁵³", { color: MUTED, anchor: "middle", baseline: "hanging" });
   return out;
+}
+
+// A figure in named parts, [name, svg text, patch?] drawn in order, each in a <g data-part>: the
+// still is the whole document; the page (drawFigure) redraws only the parts whose text changed,
+// so a drag re-parses the few marks that moved, never the axes. A part's optional patch(group)
+// brings the drawn group to that same text in place (attributes only), or returns false.
+export function partsBody(parts) {
+  return parts.map(([name, body]) => `<g data-part="${esc(name)}">${body}</g>`).join("");
+}
+export function drawFigure(container, width, height, title, parts) {
+  const svg = container.firstElementChild;
+  const names = parts.map(([name]) => name).join(",");
+  const drawn = container.__emqParts;
+  if (!svg || !drawn || drawn.names !== names || drawn.width !== width || drawn.height !== height) {
+    container.innerHTML = svgDocument(width, height, title, partsBody(parts));
+    container.__emqParts = { names, width, height, title, texts: parts.map(([, body]) => body) };
+    return;
+  }
+  if (drawn.title !== title) {
+    svg.setAttribute("aria-label", title);
+    svg.querySelector("title").textContent = title;
+    drawn.title = title;
+  }
+  const groups = svg.querySelectorAll(":scope > g[data-part]");
+  parts.forEach(([, body, patch], i) => {
+    if (drawn.texts[i] !== body) {
+      if (!patch || patch(groups[i]) === false) groups[i].innerHTML = body;
+      drawn.texts[i] = body;
+    }
+  });
 }
 
 // The CSS every view's page side shares: one look for the controls, captions and status lines

@@ -5,7 +5,7 @@
 import { INK, MUTED, TITLE, TEXT, BAD, GOOD, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
   esc } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, kernelButton, listen } from "./controls.js";
+import { slider, numberBox, statusLine, kernelButton, listen, whenChanged } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 350;
@@ -142,14 +142,17 @@ function render({ model, el }) {
   root.append(start.row, exact.row, button, figure, caption, numbers, status.line);
   el.append(css, root);
 
-  function draw() {
-    const state = stateOf(model);
+  // drawn once a move, though a control's move arrives twice (controls.whenChanged)
+  const paint = whenChanged(() => stateOf(model), (state) => {
     figure.innerHTML = still(state);
     caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
     numbers.textContent = table(state);
     start.update();
     exact.update();
     button.disabled = !state.redis_enabled;
+  });
+  function draw() {
+    const state = paint();
     if (state.status) status.show(state.status, "bad");
   }
   const answered = () => {
