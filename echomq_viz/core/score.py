@@ -35,11 +35,15 @@ from __future__ import annotations
 
 import math
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from echomq_viz.core.checks import check_int, check_whole
 from echomq_viz.core.notation import power, power_minus, thousands
+
+if TYPE_CHECKING:
+    import numpy as np
+# numpy is imported by the array functions alone: a kernel whose views draw in the page
+# (notebook 01's) never needs it, and leaves its 15 MB out
 
 __all__ = [
     "TIER_SPAN",
@@ -160,6 +164,7 @@ def tier_bounds(priority: int) -> tuple[int, int]:
 
 
 def _integer_array(name: str, values: object) -> np.ndarray:
+    import numpy as np
     arr = np.asarray(values)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
@@ -169,6 +174,7 @@ def _integer_array(name: str, values: object) -> np.ndarray:
 def _as_uint64(arr: np.ndarray) -> np.ndarray:
     """A non-negative integer array as uint64, without a copy when it is
     already 64 bits wide (callers check the sign first)."""
+    import numpy as np
     if arr.dtype.itemsize == 8:
         return arr.view(np.uint64)
     return arr.astype(np.uint64)
@@ -181,6 +187,7 @@ def priority_scores_array(priorities: object, counters: object) -> np.ndarray:
     :param counters: integer array-like ``>= 0``, broadcastable to priorities.
     :returns: a ``uint64`` array of scores.
     """
+    import numpy as np
     p = _integer_array("priorities", priorities)
     c = _integer_array("counters", counters)
     if p.size and (p.min() < 0 or p.max() > PRIORITY_LIMIT):
@@ -204,6 +211,7 @@ def split_scores_array(scores: object) -> tuple[np.ndarray, np.ndarray]:
     :param scores: integer or float array-like; floats must hold whole
         numbers in ``0..MAX_SCORE`` (they then convert exactly).
     """
+    import numpy as np
     arr = np.asarray(scores)
     if arr.dtype == np.bool_ or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -229,6 +237,7 @@ def equal_score_groups(scores: object) -> list[np.ndarray]:
     Redis orders equal scores by member bytes, not by arrival, so these are
     the jobs whose order the score alone does not fix.
     """
+    import numpy as np
     s = np.asarray(scores, dtype=np.float64).ravel()
     order = np.argsort(s, kind="stable")  # sorted input (a read set): linear time
     ordered = s[order]
