@@ -8,7 +8,9 @@
   each ArrowLeft on the counter, from the keydown to the ``requestAnimationFrame``
   after the figure changed (the frame that paints it), over ``moves`` moves; the
   kernel messages the page sends and the kernel's CPU during those moves (live off:
-  both should be nothing). In the same run, the reference: the same staircase and
+  both should be nothing). Then live on: a pointer drag of ``live_moves`` moves at 60 a
+  second along the counter; the kernel's CPU (each coalesced send adds a job on Redis
+  and answers) per move the page drew, and the messages sent. In the same run, the reference: the same staircase and
   strip as a plain ipympl figure (``%matplotlib ipympl``, ipympl's own canvas and
   PNG frames) driven by an ipywidgets slider, timed the same way to its canvas's
   next changed frame. ipympl is in the ``test`` extra for this reference alone.
@@ -151,6 +153,20 @@ _PROBE = """
 """
 
 
+# A drag, as the page sees one: an input event on the view's range each animation frame, for `moves` frames
+_DRAG = """async ([view, index, moves]) => {
+  const range = document.querySelectorAll(`${view} input[type=range]`)[index];
+  const [low, high] = [Number(range.min), Number(range.max)];
+  const start = performance.now();
+  for (let k = 1; k <= moves; k++) {
+    await new Promise(requestAnimationFrame);
+    range.value = String(Math.round(high - ((high - low) * k) / (moves + 1)));
+    range.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  return performance.now() - start;
+}"""
+
+
 def _kernel_pid(port: int, token: str) -> int | None:
     import psutil
 
@@ -163,7 +179,7 @@ def _kernel_pid(port: int, token: str) -> int | None:
     return None
 
 
-def bench_browser(moves: int) -> dict:
+def bench_browser(moves: int, live_moves: int = 120) -> dict:
     """Notebook 01's hero in JupyterLab: keydown to painted frame; the kernel's part."""
     try:
         from playwright.sync_api import sync_playwright
@@ -174,19 +190,23 @@ def bench_browser(moves: int) -> dict:
     import nbformat
     import psutil
 
-    from echomq_viz.redis_side.server import free_tcp_port
+    from echomq_viz.redis_side.server import RedisServer, free_tcp_port
 
     port, token = free_tcp_port(), "bench"
     scratch = tempfile.TemporaryDirectory(prefix="echomq-viz-bench-")
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell("from echomq_viz.widgets import HeroView\n"
-                                                "HeroView(None, priority=1, counter=2**32 - 1)"),
+    notebook.cells = [nbformat.v4.new_code_cell("from echomq_viz.experiments.live import Demo\n"
+                                                "from echomq_viz.widgets import HeroView\n"
+                                                "demo = Demo('viz-bench-page')\n"
+                                                "HeroView(demo, priority=1, counter=2**32 - 1)"),
                       nbformat.v4.new_code_cell(_REFERENCE_CELL)]
     nbformat.write(notebook, Path(scratch.name, "bench.ipynb"))
+    redis = RedisServer()  # the kernel's Redis (its REDIS_URL), for the live pass
+    redis.start()
     lab = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--port", str(port), f"--ServerApp.token={token}",
          f"--ServerApp.root_dir={scratch.name}", "--allow-root"],
-        cwd=scratch.name, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=scratch.name, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "REDIS_URL": redis.url})
     sent: list[str] = []
     try:
         deadline = time.monotonic() + 60
@@ -233,6 +253,27 @@ def bench_browser(moves: int) -> dict:
             messages = sum("comm_msg" in frame for frame in sent)
             page_ms = [rec["ms"] for rec in page.evaluate("window.__probe")]
 
+            # live on: a pointer drag along the counter at 60 moves a second, each move drawn in the page and
+            # the kernel told at most ten times a second (controls.coalesced), each telling adding a job on Redis
+            hero = page.locator(".emq-hero")
+            hero.locator("input[type=checkbox]").check()
+            page.wait_for_function("[...document.querySelectorAll('.emq-hero .emq-status')]"
+                                   ".some(e => e.textContent.includes('stored: equal'))", timeout=60_000)
+            time.sleep(1)
+            sent.clear()
+            cpu0 = sum(kernel.cpu_times()[:2])
+            # as a pointer drag does: one input event per animation frame, the range a step further each time
+            drag_ms = page.evaluate(_DRAG, [".emq-hero", 1, live_moves])
+            time.sleep(1.5)  # the trailing send, its add on Redis and its answer
+            live_cpu = sum(kernel.cpu_times()[:2]) - cpu0
+            live_messages = sum("comm_msg" in frame for frame in sent)
+            live_inputs = live_moves
+            # Redis's answer for the drag's last position (an older one names its own position)
+            live_equal = hero.locator(".emq-status").filter(has_text="stored: equal").filter(
+                has_not_text="(for priority").count()
+            hero.locator("input[type=checkbox]").uncheck()
+            time.sleep(0.5)
+
             # the reference: an ipympl figure, in the same kernel and page
             page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .widget-slider .noUi-handle").last.focus()
             page.evaluate(_PROBE, [".jupyter-matplotlib-canvas-div canvas:first-child", "canvas"])
@@ -245,6 +286,7 @@ def bench_browser(moves: int) -> dict:
     finally:
         lab.terminate()
         lab.wait(30)
+        redis.stop()
         scratch.cleanup()
     drawn = [ms for ms in page_ms if ms is not None]
     reference = [ms for ms in reference_ms if ms is not None]
@@ -254,6 +296,10 @@ def bench_browser(moves: int) -> dict:
         "browser_moves": moves, "browser_missed": len(page_ms) - len(drawn),
         "browser_kernel_messages_per_drag": messages,
         "browser_kernel_cpu_ms_per_move": round(cpu * 1000 / moves, 3),
+        # live on: the kernel's CPU over a drag (its adds on Redis included) per move the page drew
+        "browser_live_kernel_cpu_ms_per_move": round(live_cpu * 1000 / live_inputs, 3) if live_inputs else None,
+        "browser_live_moves": live_inputs, "browser_live_kernel_messages": live_messages,
+        "browser_live_drag_s": round(drag_ms / 1000, 2), "browser_live_last_answer_equal": bool(live_equal),
         "browser_reference_p50_ms": round(_percentile(reference, 50), 1) if reference else None,
         "browser_reference_p95_ms": round(_percentile(reference, 95), 1) if reference else None,
         "browser_reference_missed": len(reference_ms) - len(reference),
