@@ -216,7 +216,9 @@ def test_two_students_on_a_real_app(monkeypatch):
     mine = sorted(classroom.my_cpus())
     # the app on one CPU, the students on the others (where CPU affinity can be set)
     app_cpus = {mine[0]} if len(mine) > 1 and classroom.CAN_PIN else None
-    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16, app_cpus=app_cpus)
+    # the "live" hand: live moves, presses and page-only moves all come within the step
+    results = classroom.bench_classroom(2, [], seconds=12, log=lambda line: None, pause_s=16, app_cpus=app_cpus,
+                                        pattern="live")
     step = results["classroom_steps"][-1]
     if app_cpus:  # the server, the kernels and Redis ran on that CPU alone; this process has all of its own back
         assert step["app_cpus"] == [mine[0]] and results["classroom_cpus"] == {"app": [mine[0]], "students": mine[1:]}
