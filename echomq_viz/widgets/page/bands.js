@@ -4,10 +4,10 @@
 // getCountsPerPriority-2 returned. The edge slider moves in the page alone; tiers, jobs and "pc
 // starts at" refill the queue on Redis, so they go to the kernel when let go, never while dragged.
 
-import { INK, MUTED, TITLE, TEXT, VIEW_CSS, svgDocument, circle, line, text, scale, axes, tierColor, esc,
-  band, bandPattern } from "./visual.js";
+import { INK, MUTED, TITLE, TEXT, VIEW_CSS, svgDocument, circle, line, text, scale, axes, tierColor, band,
+  bandPattern } from "./visual.js";
 import { COUNTER_MASK, TIER_SPAN, priorityScore, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, send, askKernel, uid, NEEDS_KERNEL, listen } from "./controls.js";
+import { slider, numberBox, statusLine, send, askKernel, uid, NEEDS_KERNEL, listen, figureBlock } from "./controls.js";
 
 // The bounds the kernel holds (widgets.bands: TIERS_MAX, JOBS_MIN, JOBS_MAX, START_MAX); the page follows
 export const LIMITS = { tiers: [1, 8], jobs: [10, 5000], start: [0, Number(COUNTER_MASK) - 5000], edge: [1, 7] };
@@ -232,20 +232,14 @@ function render({ model, el }) {
   const hint = document.createElement("div");
   hint.className = "emq-status emq-note";
   hint.textContent = "tiers, jobs and pc starts at refill the demo queue on Redis when let go; the edge moves here";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const counts = document.createElement("div");
-  counts.className = "emq-readout";
+  const { figure, caption, numbers: counts } = figureBlock();
   root.append(tiers.row, jobs.row, start.row, exact.row, hint, status.line, edge.row, figure, caption, counts);
   el.append(css, root);
 
   function drawFigure() {
     const state = stateOf(model);
     figure.innerHTML = still(state, ids);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     counts.textContent = countsText(state);
   }
   // the edge alone: thousands of job dots are left as they are, so a key press fits in a frame
@@ -258,7 +252,7 @@ function render({ model, el }) {
     const described = describe(state);
     svg.setAttribute("aria-label", described);
     svg.querySelector("title").textContent = described;
-    caption.innerHTML = `<b>Figure:</b> ${esc(described)}`;
+    caption.say(described);
   }
   function drawStatus() {
     if (!running) status.show(model.get("status"), kindOf(model.get("status")));

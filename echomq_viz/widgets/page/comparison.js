@@ -4,9 +4,9 @@
 // and "Run it on Redis" opens only then: the kernel refuses a run before it too.
 
 import { INK, MUTED, TITLE, TEXT, SMALL, MONO, GOOD, GRID, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS,
-  svgDocument, rect, line, text, scale, axes, esc } from "./visual.js";
+  svgDocument, rect, line, text, scale, axes } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, send, uid, kernelButton, listen, changes } from "./controls.js";
+import { slider, numberBox, statusLine, send, uid, kernelButton, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 640;
 const HEIGHT = 352;
@@ -206,11 +206,7 @@ function render({ model, el }) {
   const choices = { A: button("A pops first", guessed("A"), true), B: button("B pops first", guessed("B"), true) };
   const skip = button("Show me without guessing", guessed(SKIP));
   guessRow.append(choices.A, choices.B, skip);
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const explanation = document.createElement("div");
   explanation.className = "emq-readout";
   // the jobs and guess the page shows go with the run: the kernel checks them before it writes
@@ -238,7 +234,7 @@ function render({ model, el }) {
   function draw() {
     const state = stateOf(model);
     figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     explanation.textContent = state.guess ? verdict(state) : "";
     for (const job of jobs) for (const control of job.controls) control.update();
     for (const [choice, element] of Object.entries(choices)) element.setAttribute("aria-pressed", String(state.guess === choice));

@@ -3,9 +3,9 @@
 // the page's own until a button asks the kernel: Pop one, Drain and Fresh batch run the real scripts
 // on Redis, and the kernel sends back the queue and the jobs popped, each with why.
 
-import { INK, MUTED, TITLE, TEXT, SMALL, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
+import { INK, MUTED, TITLE, TEXT, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, kernelButton, listen, changes } from "./controls.js";
+import { uid, send, statusLine, kernelButton, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -171,13 +171,7 @@ function render({ model, el }) {
     message: () => ({ kind }) });
   // the reader's first act leads; a fresh batch, which only undoes it, comes last
   buttons.append(ask("Pop one", "pop"), ask("Drain", "drain"), ask("Fresh batch", "refill"));
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const numbers = document.createElement("div");
-  numbers.className = "emq-readout";
+  const { figure, caption, numbers } = figureBlock();
   const answer = document.createElement("div");
   answer.className = "emq-status";
   answer.setAttribute("role", "status");
@@ -198,7 +192,7 @@ function render({ model, el }) {
     menu.value = state.guess || "";
     menu.disabled = state.popped.length > 0; // answered: a fresh batch asks again
     figure.innerHTML = still(state, { controls: false });
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     const said = verdict(state);
     answer.className = `emq-status emq-${said.includes(": right.") ? "good" : "note"}`; // the words say it too
     answer.textContent = said;

@@ -154,6 +154,47 @@ export function checkbox(model, { name, label }) {
   return { row, input, update };
 }
 
+// An element of a view: a tag with its class
+export function element(tag, className) {
+  const made = document.createElement(tag);
+  made.className = className;
+  return made;
+}
+
+// What every view draws into: its figure, the figure's caption (its text alternative, a polite live
+// region that follows the state: caption.say(text)) and the readout under it
+export function figureBlock() {
+  const figure = element("div", "emq-figure");
+  const caption = element("div", "emq-caption");
+  caption.setAttribute("aria-live", "polite");
+  caption.say = (described) => {
+    caption.innerHTML = `<b>Figure:</b> ${esc(described)}`;
+  };
+  return { figure, caption, numbers: element("div", "emq-readout") };
+}
+
+// A figure whose menu the still draws and the page lays a real <select> over (the view's CSS
+// places it), so the page and the still look the same; onPick(value) hears a choice, and
+// fill([[value, text], ...], chosen) keeps the options and the choice in step with the model
+export function figureWithMenu(label, onPick) {
+  const block = figureBlock();
+  const drawing = document.createElement("div");
+  const menu = element("select", "emq-menu");
+  menu.id = uid(`emq-${label}`);
+  menu.setAttribute("aria-label", label);
+  menu.dataset.lmSuppressShortcuts = "true";
+  menu.addEventListener("keydown", (event) => event.stopPropagation()); // arrows pick, not the notebook's
+  menu.addEventListener("change", () => onPick(menu.value));
+  block.figure.append(drawing, menu);
+  const fill = (options, chosen) => {
+    if (menu.options.length !== options.length) {
+      menu.innerHTML = options.map(([value, text]) => `<option value="${esc(value)}">${esc(text)}</option>`).join("");
+    }
+    menu.value = String(chosen);
+  };
+  return { ...block, drawing, menu, fill };
+}
+
 // One line under a view: a note, a good result or an error, read out politely
 export function statusLine() {
   const line = document.createElement("div");

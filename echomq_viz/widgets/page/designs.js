@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GRID, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
+import { statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -104,11 +104,7 @@ function render({ model, el }) {
   choices.setAttribute("aria-label", "design");
   const again = document.createElement("button");
   again.textContent = "Run again on Redis";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const why = document.createElement("div");
   why.className = "emq-why";
   const table = document.createElement("pre");
@@ -168,7 +164,7 @@ function render({ model, el }) {
     }
     again.hidden = !state.scenario;
     figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     const o = state.outcome;
     const shown = o && o.scenario && o.scenario === state.scenario;
     why.innerHTML = shown ? `<b>Why:</b> ${esc(o.reason)}` : "";

@@ -3,12 +3,11 @@
 // to the next double as the score crosses 2^53. The page computes all of it; only the button asks
 // the kernel, to store the job on Redis and send back the 64 bits Redis kept.
 
-import { INK, MUTED, GRID, TITLE, TEXT, SMALL, GOOD, BAD, VIEW_CSS, svgDocument, rect, line, circle, path, text,
-  scale, axes, esc } from "./visual.js";
-import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, power } from "./score.js";
+import { INK, MUTED, GRID, TITLE, TEXT, GOOD, BAD, svgDocument, rect, line, circle, path, text, scale, axes } from "./visual.js";
+import { COUNTER_MASK, priorityScore, storedScore, thousands, power } from "./score.js";
 import { EXPONENT_BIAS, MANTISSA_BITS, doubleBits, exponentOf, spacing, gapText, exactBits, rounding,
   mantissaEnd } from "./doubles.js";
-import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen, whenChanged } from "./controls.js";
+import { renderStopsView } from "./stops_view.js";
 
 const WIDTH = 800;
 const HEIGHT = 500;
@@ -144,74 +143,12 @@ export function answerLine(state) {
 }
 
 const NAMES = ["stops", "priority", "counter", "link", "redis_enabled", "answer", "status"];
-const stateOf = (model) => Object.fromEntries(NAMES.map((name) => [name, model.get(name)]));
-
 function render({ model, el }) {
-  const css = document.createElement("style");
-  css.textContent = VIEW_CSS;
-  const root = document.createElement("div");
-  root.className = "emq-view emq-double";
-  const status = statusLine();
-  const shared = sharedValue(() => model.get("link"), (priority) => {
-    if (model.get("priority") === priority) return;
-    model.set("priority", priority);
-    draw();
-  });
-  const moved = () => {
-    status.show("");
-    draw();
-  };
-  const top = Number(COUNTER_MASK);
-  const priority = choiceSlider(model, { name: "priority", label: "priority", choices: "stops",
-    onInput: (value) => { shared.publish(value); moved(); } });
-  const counter = slider(model, { name: "counter", label: "counter", min: 0, max: top, onInput: moved });
-  const exact = numberBox(model, { name: "counter", label: "exact counter", min: 0, max: top, onInput: moved,
-    onRefuse: (message) => status.show(message, "bad") });
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const numbers = document.createElement("div");
-  numbers.className = "emq-readout";
-  const button = kernelButton(model, { label: "Store it on Redis", what: "Storing the job on Redis", status,
-    message: () => ({ kind: "run", priority: model.get("priority"), counter: model.get("counter") }) });
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
-  const actions = document.createElement("div");
-  actions.className = "emq-row";
-  actions.append(button, answer);
-  root.append(priority.row, counter.row, exact.row, figure, caption, numbers, actions, status.line);
-  el.append(css, root);
-
-  // drawn once a move, though a control's move arrives twice (controls.whenChanged)
-  const paint = whenChanged(() => stateOf(model), (state) => {
-    figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
-    numbers.textContent = readout(state);
-    priority.update();
-    counter.update();
-    exact.update();
-    button.disabled = !state.redis_enabled;
-    const [said, kind] = state.redis_enabled ? answerLine(state) : ["this view was made without a demo queue: no Redis button", "note"];
-    answer.className = `emq-status emq-${kind}`;
-    answer.textContent = said;
-  });
-  function draw() {
-    shared.refresh();
-    const state = paint();
-    if (state.status) status.show(state.status, "bad");
-  }
-  const answered = () => {
-    status.show("");
-    draw();
-  };
-  const stop = listen(model, NAMES.map((name) => [`change:${name}`, name === "answer" ? answered : draw]));
-  draw();
-  return () => {
-    shared.close();
-    stop();
-  };
+  return renderStopsView({ model, el }, { css: "emq-double", names: NAMES,
+    counter: { name: "counter", label: "counter", exactLabel: "exact counter", top: () => Number(COUNTER_MASK) },
+    button: { label: "Store it on Redis", what: "Storing the job on Redis",
+      message: (m) => ({ kind: "run", priority: m.get("priority"), counter: m.get("counter") }) },
+    still, describe, readout, answerLine });
 }
 
 export default { render };

@@ -2,11 +2,10 @@
 // double the Lua stores for it. The page computes every stored double (score.js); only the
 // button asks the kernel, to add the jobs on Redis and send back the order Redis popped them in.
 
-import { INK, MUTED, GRID, TITLE, TEXT, SMALL, GOOD, BAD, VIEW_CSS, svgDocument, rect, line, circle, text, scale,
-  axes, esc } from "./visual.js";
+import { INK, MUTED, GRID, TITLE, TEXT, GOOD, BAD, svgDocument, rect, line, circle, text, scale, axes } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, power } from "./score.js";
 import { spacing, gapText, mantissaEnd } from "./doubles.js";
-import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen, whenChanged } from "./controls.js";
+import { renderStopsView } from "./stops_view.js";
 
 const WIDTH = 800;
 const HEIGHT = 430;
@@ -145,74 +144,13 @@ export function answerLine(state) {
 }
 
 const NAMES = ["stops", "priority", "first_counter", "width", "link", "redis_enabled", "answer", "status"];
-const stateOf = (model) => Object.fromEntries(NAMES.map((name) => [name, model.get(name)]));
-
 function render({ model, el }) {
-  const css = document.createElement("style");
-  css.textContent = VIEW_CSS;
-  const root = document.createElement("div");
-  root.className = "emq-view emq-frontier";
-  const status = statusLine();
-  const shared = sharedValue(() => model.get("link"), (priority) => {
-    if (model.get("priority") === priority) return;
-    model.set("priority", priority);
-    draw();
-  });
-  const moved = () => {
-    status.show("");
-    draw();
-  };
-  const top = () => Number(COUNTER_MASK) - model.get("width");
-  const priority = choiceSlider(model, { name: "priority", label: "priority", choices: "stops",
-    onInput: (value) => { shared.publish(value); moved(); } });
-  const first = slider(model, { name: "first_counter", label: "first counter", min: 0, max: top(), onInput: moved });
-  const exact = numberBox(model, { name: "first_counter", label: "exact first counter", min: 0, max: top(),
-    onInput: moved, onRefuse: (message) => status.show(message, "bad") });
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const numbers = document.createElement("div");
-  numbers.className = "emq-readout";
-  const button = kernelButton(model, { label: "Add these jobs on Redis, then drain", what: "Adding the jobs on Redis",
-    status, message: () => ({ kind: "run", priority: model.get("priority"), first_counter: model.get("first_counter") }) });
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
-  const actions = document.createElement("div");
-  actions.className = "emq-row";
-  actions.append(button, answer);
-  root.append(priority.row, first.row, exact.row, figure, caption, numbers, actions, status.line);
-  el.append(css, root);
-
-  // drawn once a move, though a control's move arrives twice (controls.whenChanged)
-  const paint = whenChanged(() => stateOf(model), (state) => {
-    figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
-    numbers.textContent = summary(state);
-    priority.update();
-    first.update();
-    exact.update();
-    button.disabled = !state.redis_enabled;
-    const [said, kind] = state.redis_enabled ? answerLine(state) : ["this view was made without a demo queue: no Redis button", "note"];
-    answer.className = `emq-status emq-${kind}`;
-    answer.textContent = said;
-  });
-  function draw() {
-    shared.refresh();
-    const state = paint();
-    if (state.status) status.show(state.status, "bad");
-  }
-  const answered = () => {
-    status.show("");
-    draw();
-  };
-  const stop = listen(model, NAMES.map((name) => [`change:${name}`, name === "answer" ? answered : draw]));
-  draw();
-  return () => {
-    shared.close();
-    stop();
-  };
+  return renderStopsView({ model, el }, { css: "emq-frontier", names: NAMES,
+    counter: { name: "first_counter", label: "first counter", exactLabel: "exact first counter",
+      top: (m) => Number(COUNTER_MASK) - m.get("width") },
+    button: { label: "Add these jobs on Redis, then drain", what: "Adding the jobs on Redis",
+      message: (m) => ({ kind: "run", priority: m.get("priority"), first_counter: m.get("first_counter") }) },
+    still, describe, readout: summary, answerLine });
 }
 
 export default { render };

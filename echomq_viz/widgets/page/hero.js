@@ -1,10 +1,10 @@
 // Notebook 01's hero: one score, two keys, on a staircase of tiers above the 64-bit strip.
 // The page draws every move; the kernel hears of a move only while "live on Redis" is on.
 
-import { INK, MUTED, TITLE, TEXT, GOOD, BAD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle,
-  text, arrow, scale, axes, bitCells, refillBitCells, bitStripMarks, partsBody, drawFigure, tierColor, esc } from "./visual.js";
+import { INK, TITLE, TEXT, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle, text,
+  arrow, scale, axes, bitCells, refillBitCells, bitStripMarks, partsBody, drawFigure, tierColor } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, formatHex, bits64, power } from "./score.js";
-import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes, whenChanged } from "./controls.js";
+import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 400;
@@ -132,11 +132,7 @@ function render({ model, el }) {
     onRefuse: (message) => status.show(message, "bad") });
   const numbers = document.createElement("div");
   numbers.className = "emq-readout";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const live = checkbox(model, { name: "live", label: "live on Redis: each change adds a job" });
   const answer = document.createElement("div");
   answer.className = "emq-status";
@@ -154,7 +150,7 @@ function render({ model, el }) {
 
   const paint = whenChanged(() => stateOf(model), (state) => {
     drawFigure(figure, WIDTH, HEIGHT, describe(state), parts(state));
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     numbers.innerHTML = readout(state);
     priority.update();
     counter.update();

@@ -2,9 +2,8 @@
 // once and drawn here. Picking another include in the menu redraws in the page; the kernel hears
 // nothing of it (the graph is data, and nothing here needs Redis).
 
-import { INK, MUTED, TITLE, SMALL, TEXT, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, path, text,
-  esc } from "./visual.js";
-import { uid, statusLine, listen, changes } from "./controls.js";
+import { INK, MUTED, SMALL, TEXT, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, path, text } from "./visual.js";
+import { statusLine, listen, changes, figureWithMenu } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -153,38 +152,19 @@ function render({ model, el }) {
   height: 28px; font-size: 13px; font-family: inherit; border: 1px solid ${INK}; border-radius: 4px; background: #fff; color: ${INK}; }`;
   const root = document.createElement("div");
   root.className = "emq-view emq-graph";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const drawing = document.createElement("div");
-  // the real menu sits over the drawn one: the page and the still look the same
-  const menu = document.createElement("select");
-  menu.className = "emq-menu";
-  menu.id = uid("emq-include");
-  menu.setAttribute("aria-label", "include");
-  menu.dataset.lmSuppressShortcuts = "true";
-  menu.addEventListener("keydown", (event) => event.stopPropagation()); // arrows pick, not the notebook's
-  menu.addEventListener("change", () => {
-    model.set("target", menu.value); // the page's business alone: nothing is sent
+  const { figure, drawing, caption, numbers: list, fill } = figureWithMenu("include", (target) => {
+    model.set("target", target); // the page's business alone: nothing is sent
     draw();
   });
-  figure.append(drawing, menu);
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const list = document.createElement("div");
-  list.className = "emq-readout";
   const status = statusLine();
   root.append(figure, caption, list, status.line);
   el.append(css, root);
 
   function draw() {
     const state = stateOf(model);
-    if (menu.options.length !== state.targets.length) {
-      menu.innerHTML = state.targets.map((t) => `<option value="${esc(t)}">include: ${esc(short(t))}</option>`).join("");
-    }
-    menu.value = state.target;
+    fill(state.targets.map((t) => [t, `include: ${short(t)}`]), state.target);
     drawing.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     list.textContent = listing(state);
     status.show(state.status, state.status ? "bad" : "note");
   }

@@ -5,10 +5,9 @@
 // typed here reach the kernel only with the Inspect button; the kernel checks them before it
 // connects. Nothing here writes to Redis, and neither does the kernel.
 
-import { INK, MUTED, GRID, BAD, SMALL, TEXT, TITLE, VIEW_CSS, svgDocument, rect, line, text, path, tierColor,
-  esc } from "./visual.js";
+import { INK, MUTED, GRID, BAD, TEXT, TITLE, VIEW_CSS, svgDocument, rect, line, text, path, tierColor, esc } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, figureBlock } from "./controls.js";
 
 export const WIDTH = 840;
 const LEFT = 132; // room for "tier 2²¹ + 999"
@@ -260,11 +259,7 @@ function render({ model, el }) {
   barText.className = "emq-note";
   buttons.append(button, bar, barText);
   const status = statusLine();
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const summary = document.createElement("div");
   summary.className = "emq-readout";
   root.append(url.row, prefix.row, queue.row, buttons, status.line, figure, caption, summary);
@@ -311,7 +306,7 @@ function render({ model, el }) {
   function draw() {
     const state = stateOf(model);
     figure.innerHTML = still(state, { controls: false, ids });
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     summary.textContent = state.summary;
     fields.forEach((f) => f.update());
   }

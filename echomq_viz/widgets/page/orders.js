@@ -2,9 +2,8 @@
 // every library once and sent each one's pop order, verdict and details with the jobs' tiers;
 // choosing a library (the menu, or a click on its strip) redraws here and sends the kernel nothing.
 
-import { INK, MUTED, TEXT, SMALL, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
-  esc } from "./visual.js";
-import { uid, statusLine, listen, changes } from "./controls.js";
+import { INK, MUTED, TEXT, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn } from "./visual.js";
+import { statusLine, listen, changes, figureWithMenu } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -118,43 +117,24 @@ function render({ model, el }) {
   border-radius: 4px; background: #fff; color: ${INK}; }`;
   const root = document.createElement("div");
   root.className = "emq-view emq-orders";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const drawing = document.createElement("div");
-  // the real menu sits over the drawn one: the page and the still look the same
-  const menu = document.createElement("select");
-  menu.className = "emq-menu";
-  menu.id = uid("emq-library");
-  menu.setAttribute("aria-label", "library");
-  menu.dataset.lmSuppressShortcuts = "true";
-  menu.addEventListener("keydown", (event) => event.stopPropagation()); // arrows pick, not the notebook's
   const choose = (index) => {
     model.set("library", index); // the page's business alone: nothing is sent
     draw();
   };
-  menu.addEventListener("change", () => choose(Number(menu.value)));
+  const { figure, drawing, caption, numbers: details, fill } = figureWithMenu("library", (value) => choose(Number(value)));
   drawing.addEventListener("click", (event) => { // a click on a library's strip chooses it too
     const row = event.target.closest && event.target.closest("g[data-library]");
     if (row) choose(Number(row.getAttribute("data-library")));
   });
-  figure.append(drawing, menu);
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const details = document.createElement("div");
-  details.className = "emq-readout";
   const status = statusLine();
   root.append(figure, caption, details, status.line);
   el.append(css, root);
 
   function draw() {
     const state = stateOf(model);
-    if (menu.options.length !== state.libraries.length) {
-      menu.innerHTML = state.libraries.map((lib, i) => `<option value="${i}">library: ${esc(lib.label)}</option>`).join("");
-    }
-    menu.value = String(state.library);
+    fill(state.libraries.map((lib, i) => [i, `library: ${lib.label}`]), state.library);
     drawing.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     details.textContent = detailsText(state);
     status.show(state.status, state.status ? "bad" : "note");
   }

@@ -3,10 +3,10 @@
 // hears only the run button, runs the budget through packThreeKeys.lua on Redis and sends back what
 // Redis did.
 
-import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect,
-  line, text, textColorOn, esc } from "./visual.js";
+import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument,
+  rect, line, text, textColorOn } from "./visual.js";
 import { EXACT_LIMIT, thousands, power } from "./score.js";
-import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes, whenChanged } from "./controls.js";
+import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -178,11 +178,7 @@ function render({ model, el }) {
   };
   const sliders = NAMES.map((name, i) => slider(model, { name, label: `${FIELDS[i]} bits`, min: 0, max: EXACT_BITS,
     onInput: moved }));
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const verdictLine = document.createElement("div");
   verdictLine.className = "emq-verdict";
   const run = document.createElement("button");
@@ -214,7 +210,7 @@ function render({ model, el }) {
       s.input.max = String(maxFor(state, NAMES[i]));
     });
     figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     const fitsAll = fields(state).every((f) => f.fits);
     verdictLine.textContent = verdict(state);
     verdictLine.style.color = !fitsAll ? BAD : widthsOf(state).reduce((a, b) => a + b, 0) > EXACT_BITS ? BAD : GOOD;

@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, changes } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -161,11 +161,7 @@ function render({ model, el }) {
   const button = document.createElement("button");
   button.type = "button";
   button.textContent = "▶ Run it on Redis";
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
+  const { figure, caption } = figureBlock();
   const readout = document.createElement("div");
   readout.className = "emq-readout";
   const status = statusLine();
@@ -196,7 +192,7 @@ function render({ model, el }) {
     question.innerHTML = `<b>${esc(state.script)}</b>: ${esc(state.question)}`;
     for (const radio of radios) radio.checked = radio.value === state.guess;
     figure.innerHTML = still(state, { controls: false });
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     readout.textContent = verdictText(state);
   }
   const redraw = () => draw();

@@ -2,10 +2,9 @@
 // arithmetic gives from where pc starts; its button has the kernel file the jobs on Redis and
 // drain them, and the page draws what Redis stored and the order it popped them in.
 
-import { INK, MUTED, TITLE, TEXT, BAD, GOOD, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
-  esc } from "./visual.js";
+import { INK, MUTED, TITLE, TEXT, BAD, GOOD, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, kernelButton, listen, whenChanged } from "./controls.js";
+import { slider, numberBox, statusLine, kernelButton, listen, whenChanged, figureBlock } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 350;
@@ -132,20 +131,14 @@ function render({ model, el }) {
     onRefuse: (message) => status.show(message, "bad") });
   const button = kernelButton(model, { label: `File ${model.get("jobs")} jobs on Redis, then drain`,
     what: "Filing the jobs on Redis", status, message: () => ({ kind: "run", start: model.get("start") }) });
-  const figure = document.createElement("div");
-  figure.className = "emq-figure";
-  const caption = document.createElement("div");
-  caption.className = "emq-caption";
-  caption.setAttribute("aria-live", "polite");
-  const numbers = document.createElement("div");
-  numbers.className = "emq-readout";
+  const { figure, caption, numbers } = figureBlock();
   root.append(start.row, exact.row, button, figure, caption, numbers, status.line);
   el.append(css, root);
 
   // drawn once a move, though a control's move arrives twice (controls.whenChanged)
   const paint = whenChanged(() => stateOf(model), (state) => {
     figure.innerHTML = still(state);
-    caption.innerHTML = `<b>Figure:</b> ${esc(describe(state))}`;
+    caption.say(describe(state));
     numbers.textContent = table(state);
     start.update();
     exact.update();
