@@ -11,7 +11,9 @@ sends (``JUPYTER_WIDGETS_ECHO=0``): a page has its kernel to itself, and the
 echo was one message in seven per slider move, each read, checked and
 relayed by the server; the page applies the kernel's own updates either way.
 And it keeps no IPython history (``--HistoryManager.enabled=False``): no
-database and no thread saving the cells a page runs.
+database and no thread saving the cells a page runs. On loopback ports (no
+folder took its sockets) it does not repeat ipykernel's warning about them:
+the launcher said once why (:mod:`echomq_viz.launcher._kernel_channels`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ class AppOutStream(OutStream):
             return any(buffer.tell() for buffer in self._buffers.values())
 
 
+# ipykernel 7's line, at every kernel's start, for a kernel on loopback ports
+TCP_WARNING = "Kernel is running over TCP without encryption"
+
+
 class _NoShellChannelThread:
     """Where ipykernel keeps its shell-channel thread: false, so the main
     thread reads the shell socket itself; ``parent_thread`` for the one place
@@ -86,6 +92,8 @@ def main() -> None:
         and socket hop per slider move. Here the main thread reads them."""
 
         def init_sockets(self) -> None:
+            # on loopback ports (no folder took the sockets), the launcher said why once, for all kernels
+            self.log.addFilter(lambda record: not str(record.msg).startswith(TCP_WARNING))
             super().init_sockets()
             thread = getattr(self, "shell_channel_thread", None)
             if isinstance(thread, threading.Thread) and not thread.is_alive():  # else ipykernel's own way

@@ -8,7 +8,11 @@ its page or notebook is left without one. A kernel on Unix sockets
 (``transport=ipc``) has socket files named after itself, next to its
 connection file, which nobody else can take. We use them where the socket
 paths fit and the folder's file system takes sockets (some network and FUSE
-file systems do not), and jupyter_client's loopback ports elsewhere.
+file systems do not). A socket path holds about 100 bytes, so a long
+``TMPDIR`` leaves no room: the kernels then get a folder of the run's own in
+a short root (``/tmp``), deleted with the run (:func:`socket_folder`); and
+where no folder takes them, jupyter_client's loopback ports, with one line
+saying why.
 
 A new home has no Matplotlib font cache: the first kernel builds it, and
 past five seconds (a loaded machine) says so on its stderr, in the
@@ -19,17 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     from traitlets.config import Config
 
-__all__ = ["IPC_PATH_MAX", "ipc_works", "ipc_options", "private_kernel_config", "runtime_dir", "warm_font_cache"]
+__all__ = ["IPC_PATH_MAX", "SHORT_ROOTS", "KERNEL_FOLDER_PREFIX", "KernelFolder", "ipc_problem", "ipc_works",
+           "ipc_options", "socket_folder", "private_kernel_config", "runtime_dir", "warm_font_cache"]
 
 # A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux.
 IPC_PATH_MAX = 100
@@ -37,27 +45,81 @@ IPC_PATH_MAX = 100
 _SOCKET_NAME = "/kernel-" + "0" * 36 + "-ipc-5"
 
 
-def ipc_works(folder: str | os.PathLike, *, below: str = "") -> bool:
-    """Whether kernels whose connection files go to ``folder`` (or to a
-    folder ``below`` it, named so) can have their channels on Unix sockets
-    there: the paths fit, and ``folder`` (which exists) takes a socket."""
+# Where a run's kernels get a folder when the temp folder's path is too long for their sockets.
+SHORT_ROOTS = ("/tmp", "/var/tmp")
+KERNEL_FOLDER_PREFIX = "echomq-viz-k-"  # short; swept after a killed run like the run's other folders
+
+
+def ipc_problem(folder: str | os.PathLike, *, below: str = "") -> str | None:
+    """Why kernels whose connection files go to ``folder`` (or to a folder
+    ``below`` it, named so) cannot have their channels on Unix sockets there,
+    in a few words; None when they can: the paths fit, and ``folder`` (which
+    exists) takes a socket."""
     longest = len(os.path.join(str(folder), below) if below else str(folder)) + len(_SOCKET_NAME)
-    if os.name != "posix" or longest > IPC_PATH_MAX:
-        return False
+    if os.name != "posix":
+        return "this system has no Unix sockets for Jupyter kernels"
+    if longest > IPC_PATH_MAX:
+        return f"their socket paths in {folder} would be {longest} bytes long, and at most {IPC_PATH_MAX} fit"
     probe = os.path.join(str(folder), f".echomq-viz-socket-probe-{os.getpid()}-{threading.get_ident()}")
     try:
         with socket.socket(socket.AF_UNIX) as sock:
             sock.bind(probe)
         os.unlink(probe)
-    except OSError:
-        return False
-    return True
+    except OSError as exc:
+        return f"{folder} takes no socket ({exc.strerror or exc})"
+    return None
+
+
+def ipc_works(folder: str | os.PathLike, *, below: str = "") -> bool:
+    """Whether :func:`ipc_problem` finds nothing against Unix sockets in ``folder``."""
+    return ipc_problem(folder, below=below) is None
 
 
 def ipc_options(folder: str | os.PathLike, *, below: str = "") -> list[str]:
     """A Jupyter server's options putting its kernels on Unix sockets, when
     :func:`ipc_works` says they can; else none (loopback ports)."""
     return ["--KernelManager.transport=ipc"] if ipc_works(folder, below=below) else []
+
+
+@dataclass(frozen=True)
+class KernelFolder:
+    """Where a server's kernels keep their connection files, and how they talk."""
+
+    path: Path
+    options: list[str]  # the server's options for it: ["--KernelManager.transport=ipc"] or none
+    why_tcp: str | None  # on loopback ports: the one line saying why
+
+
+@contextlib.contextmanager
+def socket_folder(preferred: str | os.PathLike, *, below: str = "") -> Iterator[KernelFolder]:
+    """``preferred`` (the run's own folder) when its kernels' sockets fit
+    there; else a fresh 0700 folder of this process in the first of
+    :data:`SHORT_ROOTS` where they do, deleted on exit (and swept after a
+    killed run); else ``preferred`` on loopback ports, with the line saying why."""
+    from echomq_viz.redis_side._process import claim
+
+    why = ipc_problem(preferred, below=below)
+    if why is None:
+        yield KernelFolder(Path(preferred), ["--KernelManager.transport=ipc"], None)
+        return
+    for root in SHORT_ROOTS if os.name == "posix" else ():
+        try:
+            folder = tempfile.mkdtemp(prefix=KERNEL_FOLDER_PREFIX, dir=root)
+        except OSError:
+            continue
+        try:
+            try:
+                claim(folder)  # a small file: a full root fails here, before any kernel's connection file
+            except OSError:
+                continue
+            if ipc_works(folder, below=below):
+                yield KernelFolder(Path(folder), ["--KernelManager.transport=ipc"], None)
+                return
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    elsewhere = f", and neither {' nor '.join(SHORT_ROOTS)} takes them" if os.name == "posix" else ""
+    yield KernelFolder(Path(preferred), [], f"echomq-viz: the kernels talk over loopback TCP ports, not Unix "
+                       f"sockets: {why}{elsewhere}")
 
 
 def runtime_dir() -> Path:
@@ -76,15 +138,15 @@ def runtime_dir() -> Path:
 def private_kernel_config() -> Iterator["Config"]:
     """For a kernel we start ourselves (an nbclient run, a KernelManager):
     its connection file in a folder of its own (0700, deleted after), and
-    its channels on Unix sockets there where :func:`ipc_works` says they can
-    be. Pass it as ``config=``."""
+    its channels on Unix sockets there where :func:`socket_folder` finds
+    room for them. Pass it as ``config=``."""
     from traitlets.config import Config
 
     from echomq_viz.redis_side._process import owned_tempdir
 
-    with owned_tempdir("echomq-viz-kernel-") as folder:
-        settings = {"connection_file": str(folder / "kernel.json")}
-        if ipc_works(folder):
+    with owned_tempdir("echomq-viz-kernel-") as run, socket_folder(run) as folder:
+        settings = {"connection_file": str(folder.path / "kernel.json")}
+        if folder.options:
             settings["transport"] = "ipc"
         yield Config({"KernelManager": settings})
 
