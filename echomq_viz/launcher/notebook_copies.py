@@ -8,17 +8,21 @@ which never save, read a checkout's own. A copy is kept up to date without
 ever overwriting an edit: a record of what was written tells a user's change
 from an old version. Two launchers started at once in one folder take turns
 (a lock file), and each file is written under a name of its own, then renamed
-into place, so nobody ever reads half a notebook.
+into place, so nobody ever reads half a notebook. A copy that fails (a full
+disk) takes back what it made: the notebooks it added, the lock file and the
+folder when it made them, so the next try starts where this one did.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -74,9 +78,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _turn(target: Path):
+def _turn(target: Path, made: list[Path]):
     """One launcher at a time updates ``target``; the lock goes with the process."""
-    with open(target / COPY_LOCK, "a") as lock:
+    lock_path = target / COPY_LOCK
+    if not lock_path.exists():
+        made.append(lock_path)
+    with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -87,21 +94,40 @@ def copy_notebooks(source: Path, target: Path, *, say: Callable[[str], None]) ->
     A missing file is copied. A file still as we wrote it (its hash is in
     ``COPY_RECORD``) takes a newer shipped version. A file the user changed
     is never touched: when a different version ships, one line says so.
+    When it fails (a full disk, no right to write), what this call made is
+    removed (see the module's docstring) and ``SystemExit`` says why.
     """
+    made: list[Path] = []  # what this call created, newest last: what a failure takes back
     try:
-        target.mkdir(mode=0o755, exist_ok=True)
-        with _turn(target):
-            copied, updated = _update(source, target, say)
+        with contextlib.suppress(FileExistsError):  # another launcher may make it at this moment
+            target.mkdir(mode=0o755)
+            made.append(target)
+        with _turn(target, made):
+            copied, updated = _update(source, target, say, made)
     except OSError as exc:
+        _take_back(made)
+        room = "free some room there or " if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         raise SystemExit(f"echomq-viz: cannot keep your copy of the notebooks in {target}: "
-                         f"{exc.strerror or exc}; pass --notebooks DIR") from None
+                         f"{exc.strerror or exc} (what this run had copied is removed); {room}"
+                         f"pass --notebooks DIR") from None
     news = f"; copied {copied}, updated {updated} unedited" if copied or updated else ""
     say(f"notebooks in {target} (your copy: edits stay yours{news})")
     return target
 
 
-def _update(source: Path, target: Path, say: Callable[[str], None]) -> tuple[int, int]:
-    """Copy what is missing or unedited from ``source`` into ``target``: (copied, updated)."""
+def _take_back(made: list[Path]) -> None:
+    """Remove what a failed copy made, newest first (a folder it made: with all in it)."""
+    for path in reversed(made):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+def _update(source: Path, target: Path, say: Callable[[str], None], made: list[Path]) -> tuple[int, int]:
+    """Copy what is missing or unedited from ``source`` into ``target``: (copied, updated);
+    each file it adds is noted in ``made``."""
     record_path = target / COPY_RECORD
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -125,9 +151,13 @@ def _update(source: Path, target: Path, say: Callable[[str], None]) -> tuple[int
                 say(f"{mine.name} has your edits, kept; this version of echomq-viz ships another: "
                     f"rename yours to get it")
             continue
+        if current is None:
+            made.append(mine)
         _write_atomically(mine, data)
         record[shipped.name] = _digest(data)
         copied, updated = (copied + 1, updated) if current is None else (copied, updated + 1)
+    if not record_path.exists():
+        made.append(record_path)
     _write_atomically(record_path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     return copied, updated
 

@@ -135,3 +135,28 @@ def test_lab_on_a_clone_saves_into_the_readers_copy_and_git_stays_clean(clone, t
         stop_group(proc)
         shutil.rmtree(env["TMPDIR"], ignore_errors=True)
     assert f"notebooks in {clone / USER_FOLDER} (your copy: edits stay yours; copied" in log.read_text()
+
+
+@pytest.mark.slow  # a launcher of its own
+def test_lab_in_a_full_folder_leaves_no_partial_copy_and_says_why_before_stopped(tmp_path):
+    """A working folder with room for two notebooks of eleven: once a partial copy and a lock
+    file were left, and ``stopped`` came before the reason."""
+    from test_preflight import tmpfs
+
+    short = tempfile.mkdtemp(prefix="emq-full-", dir="/tmp")  # the private Redis's socket path must stay short
+    try:
+        with tmpfs(tmp_path / "full", "200k") as full:
+            env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "TMPDIR": short}
+            done = subprocess.run([sys.executable, "-m", "echomq_viz", "lab", "--no-browser", "--port", "0"],
+                                  cwd=full, env=env, capture_output=True, text=True, timeout=180,
+                                  stdin=subprocess.DEVNULL)
+            left = sorted(os.listdir(full))
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-2:] == [
+        f"echomq-viz: cannot keep your copy of the notebooks in {full / USER_FOLDER}: No space left on device "
+        "(what this run had copied is removed); free some room there or pass --notebooks DIR",
+        "echomq-viz: stopped"]
+    assert left == []
