@@ -5,7 +5,9 @@ for every page load. So both listen on loopback, pinned on their command line
 (a config file's ``ip`` cannot widen it), and :func:`bind_refusal` turns down
 any option that would listen elsewhere (``--ip``, ``--Voila.ip=``,
 ``--ServerApp.ip``, ... set to ``0.0.0.0``, ``::``, ``*``, an address of this
-machine or a name that resolves off loopback) unless ``--public`` is given.
+machine or a name that resolves off loopback) unless ``--public`` is given;
+and :func:`listen_refusal` turns down, in one line, an address the server
+could not listen on (a name that does not resolve, another machine's address).
 
 With ``--public`` the server requires a token: ``$JUPYTER_TOKEN`` when set,
 else a fresh random one. It reaches the server through a 0600 file named in
@@ -19,6 +21,7 @@ whose path is printed, never the token itself.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import re
@@ -27,7 +30,8 @@ import socket
 from pathlib import Path
 from typing import Callable, Sequence
 
-__all__ = ["LOOPBACK", "PUBLIC_PORTS", "requested_binds", "off_loopback", "bind_refusal", "token_refusal",
+__all__ = ["LOOPBACK", "PUBLIC_PORTS", "requested_binds", "off_loopback", "bind_refusal", "listen_problem",
+           "listen_refusal", "token_refusal",
            "refusal", "port", "pinned", "for_voila", "token_options", "TOKEN_FILE_ENV", "Publication"]
 
 LOOPBACK = "127.0.0.1"
@@ -106,6 +110,39 @@ def bind_refusal(command: str, extra: Sequence[str], public: bool) -> str | None
     return None
 
 
+def listen_problem(address: str) -> str | None:
+    """Why a server cannot listen on ``address`` here (a name that does not
+    resolve, an address of another machine), in a few words; None when it can:
+    every address it stands for binds now (port 0, closed at once), as the
+    server will bind them."""
+    if address.strip() in _EVERYWHERE:
+        return None
+    host = address.strip().strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError):
+        return "the name does not resolve here"
+    for family, kind, proto, _, sockaddr in infos:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.bind(sockaddr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                return f"{sockaddr[0]} is not an address of this machine"
+            return f"{sockaddr[0]}: {exc.strerror or exc}"
+    return None
+
+
+def listen_refusal(command: str, extra: Sequence[str]) -> str | None:
+    """The one line refusing an address the server could not listen on, or None."""
+    for option, address in requested_binds(extra):
+        why = listen_problem(address)
+        if why:
+            return (f"echomq-viz {command}: {option} cannot be listened on: {why}; give an address of this "
+                    f"machine, or 0.0.0.0 for all of them (with --public)")
+    return None
+
+
 def token_refusal(command: str, extra: Sequence[str]) -> str | None:
     """With ``--public``, the token is ours to set: one line refusing an option
     that sets (or empties) a token or password, or None."""
@@ -121,7 +158,8 @@ def refusal(command: str, extra: Sequence[str], *, public: bool, port: int | Non
     """The one line refusing what ``lab`` or ``app`` was asked to serve, or None."""
     if public and port == 0:
         return f"echomq-viz {command} --public: give a fixed --port (the links name it), not 0"
-    return bind_refusal(command, extra, public) or (token_refusal(command, extra) if public else None)
+    return (bind_refusal(command, extra, public) or listen_refusal(command, extra)
+            or (token_refusal(command, extra) if public else None))
 
 
 def port(command: str, given: int | None, public: bool) -> int | None:

@@ -91,6 +91,28 @@ def test_serving_beyond_loopback_without_public_is_one_line_and_nothing_starts(t
     assert left == [] and sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]
 
 
+def test_an_address_that_cannot_be_listened_on_is_named():
+    assert exposure.listen_problem("name-that-does-not-resolve.invalid") == "the name does not resolve here"
+    assert exposure.listen_problem("192.0.2.7") == "192.0.2.7 is not an address of this machine"  # TEST-NET-1
+    for address in ("127.0.0.1", "localhost", "0.0.0.0", "", "*"):
+        assert exposure.listen_problem(address) is None, address
+
+
+@pytest.mark.parametrize("command, extra, named, why", [
+    ("app", ["--Voila.ip=name-that-does-not-resolve.invalid"], "--Voila.ip=name-that-does-not-resolve.invalid",
+     "the name does not resolve here"),
+    ("app", ["--Voila.ip=192.0.2.7"], "--Voila.ip=192.0.2.7", "192.0.2.7 is not an address of this machine"),
+    ("lab", ["--ip", "192.0.2.7"], "--ip 192.0.2.7", "192.0.2.7 is not an address of this machine"),
+])
+def test_public_on_an_address_not_this_machines_is_one_line_and_nothing_starts(tmp_path, command, extra, named, why):
+    """Once a traceback from deep in tornado, after Redis had started."""
+    code, out, err, left = _launch([command, "--public", "--no-browser", *extra], tmp_path)
+    assert code == 2 and out == "", (out, err)
+    assert err.splitlines() == [f"echomq-viz {command}: {named} cannot be listened on: {why}; give an address of "
+                                "this machine, or 0.0.0.0 for all of them (with --public)"], err
+    assert left == [] and sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]
+
+
 @pytest.mark.parametrize("extra, named", [
     (["--IdentityProvider.token="], "--IdentityProvider.token"),
     (["--Voila.token=abc"], "--Voila.token"),
