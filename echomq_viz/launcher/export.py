@@ -392,6 +392,7 @@ def export_notebooks(
     import nbformat
 
     paths = _select(notebooks, names)
+    _writable_folder(out)  # before minutes of fetching and running: a folder that cannot be is said now
     assets = fetch_js_assets(cache_dir, log=log)
     try:
         assets[f"{STATIC}/{ANYWIDGET}/index.js"] = anywidget_frontend()
@@ -445,6 +446,17 @@ def export_notebooks(
 
         log(f"wrote {write_offline_index(notebooks, [path.name for path in paths], out)}")
     return written
+
+
+def _writable_folder(out: Path) -> None:
+    """Make ``out`` (and its parents) or find it; one line when that cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied", str(out))
+    except OSError as exc:
+        raise ExportError(f"cannot write the pages into {out}: {exc.strerror or exc}; give --out a folder "
+                          "you can write in") from None
 
 
 def _select(notebooks: Path, names: Iterable[str] | None) -> list[Path]:

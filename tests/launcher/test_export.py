@@ -11,6 +11,9 @@ from __future__ import annotations
 import fcntl
 import io
 import json
+import os
+import subprocess
+import sys
 import tarfile
 import threading
 from pathlib import Path
@@ -107,3 +110,16 @@ def test_the_offline_front_page_links_every_page_in_path_order(tmp_path):
     assert links == sorted(links) and page.count('class="emq-card"') == len(names)
     assert "snapshot" in page and "voila/render" not in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
+
+
+@pytest.mark.parametrize("out, why", [("/dev/null/x", "Not a directory"), ("/proc/echomq-viz-pages", None)])
+def test_an_out_folder_that_cannot_be_is_one_line_before_anything_is_fetched_or_run(tmp_path, out, why):
+    """``export --out /dev/null/x`` was a traceback (NotADirectoryError) after fetching the scripts."""
+    env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--out", out, "--cache", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done
+    line = done.stderr.strip()
+    assert done.stderr.splitlines() == [line] and line.startswith(f"echomq-viz export: cannot write the pages into {out}: ")
+    assert line.endswith("give --out a folder you can write in") and (why is None or why in line)
+    assert os.listdir(tmp_path) == []  # nothing fetched, no kernel started
