@@ -13,10 +13,15 @@ seconds before it is culled as a page that never came.
 
 A class nobody can take down: at most ``AppKernelManager.max_kernels``
 kernels at once (``echomq-viz app --max-kernels N``; by default what the
-machine's available memory holds: :mod:`echomq_viz.launcher.seats`). A page asked
+machine's memory and cores serve: :mod:`echomq_viz.launcher.seats`). A page asked
 for beyond that gets one friendly line and a 503, and starts no kernel
-(:class:`SeatedVoilaHandler`). Template paths that are no static file answer
-404 (:class:`TemplateFileHandler`), never a traceback.
+(:class:`SeatedVoilaHandler`). Seats rotate: a visitor (a browser session,
+known by a cookie) holds at most ``seats_per_visitor`` kernels, a new page
+giving back that visitor's stalest; and a kernel whose page has sent nothing
+for ``seat_idle_timeout`` seconds is shut down even while its websocket stays
+open (:class:`PageWebsocketHandler` notes each message). A kernel that stops
+has its demo keys removed once its lease lapsed (:mod:`echomq_viz.launcher._app_orphans`).
+Template paths that are no static file answer 404 (:class:`TemplateFileHandler`), never a traceback.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
+import secrets
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -34,31 +41,39 @@ from traitlets import Integer
 from voila.app import Voila
 from voila.static_file_handler import TemplateStaticFileHandler
 from voila.tornado.handler import TornadoVoilaHandler
+from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 from echomq_viz.launcher import app_index
+from echomq_viz.launcher._app_orphans import OrphanSweeper
 from echomq_viz.launcher.notebook_copies import shipped_notebooks
-from echomq_viz.launcher.seats import class_full_line
+from echomq_viz.launcher.seats import SEAT_IDLE_S, SEATS_PER_VISITOR, class_full_line
 from echomq_viz.launcher.trust import trust_shipped
 
-__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S", "SeatedVoilaHandler", "TemplateFileHandler"]
+__all__ = ["AppKernelManager", "AppVoila", "PAGE_LOAD_GRACE_S", "PAGE_MESSAGE_MAX", "VISITOR_COOKIE",
+           "PageWebsocketHandler", "SeatedVoilaHandler", "TemplateFileHandler"]
 
 # How long a kernel whose page never connected may sit idle before it is culled: a
 # page's scripts load in seconds; with the cap, a server is never so busy that it takes longer.
 PAGE_LOAD_GRACE_S = 30
+# The largest websocket message a page may send (tornado's default is 10 MiB): a page's
+# values are a few numbers and short texts; a longer message closes its websocket.
+PAGE_MESSAGE_MAX = 2**20
+VISITOR_COOKIE = "echomq_viz_visitor"  # a browser session's random name: its seats are counted together
+_VISITOR = re.compile(r"[A-Za-z0-9_-]{22}")  # secrets.token_urlsafe(16)
 _SEAT: contextvars.ContextVar["_Seat | None"] = contextvars.ContextVar("echomq_viz_seat", default=None)
 
 
 class _Seat:
     """A page admitted but whose kernel is not counted yet."""
 
-    def __init__(self, manager: "AppKernelManager") -> None:
-        self.manager, self.held = manager, True
-        manager.admitting += 1
+    def __init__(self, manager: "AppKernelManager", visitor: str) -> None:
+        self.manager, self.visitor, self.held = manager, visitor, True
+        manager.admitting.append(self)
 
     def give_back(self) -> None:
         if self.held:
             self.held = False
-            self.manager.admitting -= 1
+            self.manager.admitting.remove(self)
 
 
 def utcnow() -> datetime:
@@ -82,30 +97,84 @@ class AppKernelManager(AsyncMappingKernelManager):
     """
 
     max_kernels = Integer(0, config=True, help="at most this many kernels at once; 0: no limit")
-    admitting = 0  # pages admitted whose kernel is still starting
+    seats_per_visitor = Integer(SEATS_PER_VISITOR, config=True,
+                                help="at most this many kernels a visitor (a browser session); a new page "
+                                     "gives back that visitor's stalest; 0: no limit")
+    seat_idle_timeout = Integer(SEAT_IDLE_S, config=True,
+                                help="seconds without a message from a kernel's page after which the kernel "
+                                     "is shut down, its websocket open or not; 0: never")
 
-    def seats_taken(self) -> int:
-        return len(self._kernels) + self.admitting  # a kernel starting is still its page's seat
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.admitting: list[_Seat] = []  # pages admitted whose kernel is still starting
+        self.orphans = OrphanSweeper(self.log)
 
-    def admit(self) -> "_Seat | None":
-        """A seat for one more page, or None when the class is full."""
+    def seats_taken(self, visitor: str | None = None) -> int:
+        """Seats held (by ``visitor``, or by all): a kernel starting is still its page's seat."""
+        if visitor is None:
+            return len(self._kernels) + len(self.admitting)
+        return (sum(getattr(kernel, "visitor", None) == visitor for kernel in self._kernels.values())
+                + sum(seat.visitor == visitor for seat in self.admitting))
+
+    async def admit(self, visitor: str) -> "_Seat | None":
+        """A seat for one more page of ``visitor`` (their stalest kernel shut down
+        first when they hold their share), or None when the class is full."""
+        if self.seats_per_visitor and self.seats_taken(visitor) >= self.seats_per_visitor:
+            stalest = self._stalest_of(visitor)
+            if stalest is not None:
+                self.log.info("Releasing kernel %s: its visitor opened a page beyond %d", stalest,
+                              self.seats_per_visitor)
+                await self.shutdown_kernel(stalest)
+            else:  # all their seats are pages still starting
+                return None
         if self.max_kernels and self.seats_taken() >= self.max_kernels:
             return None
-        return _Seat(self)
+        return _Seat(self, visitor)
+
+    def _stalest_of(self, visitor: str) -> str | None:
+        """The visitor's kernel to give back: one whose page has gone first, then the one silent longest."""
+        theirs = [(kernel_id, kernel) for kernel_id, kernel in list(self._kernels.items())
+                  if getattr(kernel, "visitor", None) == visitor]
+        if not theirs:
+            return None
+        return min(theirs, key=lambda item: (self._kernel_connections.get(item[0], 0) > 0,
+                                             self._page_spoke_at(item[1])))[0]
+
+    @staticmethod
+    def _page_spoke_at(kernel: Any) -> datetime:
+        return getattr(kernel, "page_spoke_at", None) or getattr(kernel, "last_activity", None) or utcnow()
 
     async def start_kernel(self, *args: Any, **kwargs: Any) -> str:
         seat = _SEAT.get()
         try:
-            return await super().start_kernel(*args, **kwargs)
+            kernel_id = await super().start_kernel(*args, **kwargs)
+            if seat is not None and kernel_id in self._kernels:
+                self._kernels[kernel_id].visitor = seat.visitor
+            return kernel_id
         finally:
             if seat is not None:
                 seat.give_back()  # counted as a kernel from here on (or none was started)
+
+    async def shutdown_kernel(self, kernel_id: str, now: bool = False, restart: bool = False) -> None:
+        """One kernel stopped (culled, given back, asked): its demo keys go once its lease lapsed."""
+        try:
+            await super().shutdown_kernel(kernel_id, now=now, restart=restart)
+        finally:
+            if not restart:
+                self.orphans.kernel_stopped()
 
     def notify_connect(self, kernel_id: str) -> None:
         super().notify_connect(kernel_id)
         kernel = self._kernels.get(kernel_id)
         if kernel is not None:
             kernel.page_connected = True
+            kernel.page_spoke_at = utcnow()  # a page connecting has spoken: its silence counts from here
+
+    def page_spoke(self, kernel_id: str) -> None:
+        """A message from the kernel's page (what :data:`seat_idle_timeout` counts from)."""
+        kernel = self._kernels.get(kernel_id)
+        if kernel is not None:
+            kernel.page_spoke_at = utcnow()
 
     async def cull_kernel_if_idle(self, kernel_id: str) -> None:
         kernel = self._kernels.get(kernel_id)
@@ -114,6 +183,12 @@ class AppKernelManager(AsyncMappingKernelManager):
         if (not getattr(kernel, "page_connected", False) and kernel.execution_state != "dead"
                 and utcnow() - kernel.last_activity < timedelta(seconds=PAGE_LOAD_GRACE_S)):
             return  # its page is still loading
+        silent = utcnow() - getattr(kernel, "page_spoke_at", utcnow())
+        if self.seat_idle_timeout and silent > timedelta(seconds=self.seat_idle_timeout):
+            self.log.info("Releasing kernel %s: its page has sent nothing for %d s", kernel_id,
+                          silent.total_seconds())
+            await self.shutdown_kernel(kernel_id)
+            return
         await super().cull_kernel_if_idle(kernel_id)
 
     def start_watching_activity(self, kernel_id: str) -> None:
@@ -140,14 +215,26 @@ class AppKernelManager(AsyncMappingKernelManager):
         kernel._activity_stream.on_recv(record_activity)
 
 
+class PageWebsocketHandler(VoilaKernelWebsocketHandler):
+    """Voila's kernel websocket, telling the kernel manager of each message
+    the page sends (what a seat's idleness counts from)."""
+
+    def on_message(self, message: Any) -> Any:
+        page_spoke = getattr(self.kernel_manager, "page_spoke", None)
+        if page_spoke is not None:
+            page_spoke(self.kernel_id)
+        return super().on_message(message)
+
+
 class SeatedVoilaHandler(TornadoVoilaHandler):
     """Voila's notebook page, which starts a kernel, only while a seat is free;
-    over the cap one friendly line (503, Retry-After), and no kernel."""
+    over the cap one friendly line (503, Retry-After), and no kernel. The
+    visitor's cookie (one random name a browser session) counts their seats."""
 
     async def get(self, path: Any = None) -> None:
         manager = self.kernel_manager
         admit = getattr(manager, "admit", None)
-        seat = admit() if admit is not None else None
+        seat = await admit(self._visitor()) if admit is not None else None
         if admit is not None and seat is None:
             return self._full(manager)
         token = _SEAT.set(seat)
@@ -157,6 +244,14 @@ class SeatedVoilaHandler(TornadoVoilaHandler):
             _SEAT.reset(token)
             if seat is not None:
                 seat.give_back()
+
+    def _visitor(self) -> str:
+        """This browser session's name: its cookie's, or a new one sent with the page."""
+        visitor = self.get_cookie(VISITOR_COOKIE, "")
+        if not _VISITOR.fullmatch(visitor):
+            visitor = secrets.token_urlsafe(16)
+            self.set_cookie(VISITOR_COOKIE, visitor, path=self.base_url or "/", httponly=True, samesite="Lax")
+        return visitor
 
     def _full(self, manager: AppKernelManager) -> None:
         line = class_full_line(manager.seats_taken(), manager.max_kernels)
@@ -202,6 +297,7 @@ class AppVoila(Voila):
 
     def init_settings(self) -> dict:
         settings = super().init_settings()
+        settings.setdefault("websocket_max_message_size", PAGE_MESSAGE_MAX)
         app_index.install(settings["voila_jinja2_env"], self.root_dir)  # the front page's cards
         with contextlib.suppress(SystemExit):  # an installation without notebooks: nothing to trust
             trust_shipped(Path(self.root_dir), shipped_notebooks(), say=self.log.warning)
@@ -209,11 +305,12 @@ class AppVoila(Voila):
 
 
 # Lines a teacher can do nothing with, one or two a page: jupyter_server's buffering of a closed
-# page's messages and its protocol adaptation; tornado 6.5's warning that jupyter_server's default
-# ping timeout (three intervals) is longer than the interval, which it then uses, as it always did;
-# Voila's note of the launcher's stop, which the launcher has just announced itself.
-UNACTIONABLE = ("Starting buffering for ", "Adapting from protocol version ", "The websocket_ping_timeout (",
-                "Handle signal ")
+# page's messages (started, replayed to a page that came back, discarded as its kernel stops) and
+# its protocol adaptation; tornado 6.5's warning that jupyter_server's default ping timeout (three
+# intervals) is longer than the interval, which it then uses, as it always did; Voila's note of the
+# launcher's stop, which the launcher has just announced itself.
+UNACTIONABLE = ("Starting buffering for ", "Replaying ", "Discarding ", "Adapting from protocol version ",
+                "The websocket_ping_timeout (", "Handle signal ")
 
 
 def culling_as_info(record: logging.LogRecord) -> bool:

@@ -59,10 +59,11 @@ def main() -> None:
     import voila.app
     from voila.tornado import kernel_websocket_handler
 
-    from echomq_viz.launcher._app_server import AppVoila, SeatedVoilaHandler, TemplateFileHandler
+    from echomq_viz.launcher._app_server import AppVoila, PageWebsocketHandler, SeatedVoilaHandler, TemplateFileHandler
 
     kernel_websocket_handler.read_header_from_binary_message = read_v1_header
     voila.app.TornadoVoilaHandler = SeatedVoilaHandler  # a page starts a kernel only while a seat is free
+    voila.app.VoilaKernelWebsocketHandler = PageWebsocketHandler  # a page's messages keep its seat
     voila.app.TemplateStaticFileHandler = TemplateFileHandler  # a path that is no static file: 404
     AppVoila.launch_instance()
 

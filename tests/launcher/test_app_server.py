@@ -232,13 +232,3 @@ def test_template_paths_that_are_no_static_file_answer_404_without_a_traceback(a
         assert status == 404, path
     log = app.text()
     assert "Traceback" not in log and "ValueError" not in log and "AssertionError" not in log
-
-
-def test_the_default_cap_is_what_the_memory_holds():
-    from echomq_viz.launcher.seats import KERNEL_MB, cap_line, default_max_kernels
-
-    assert default_max_kernels(10 * KERNEL_MB * 2**20) == 9  # a tenth kept for the server and Redis
-    assert default_max_kernels(0) == 1
-    assert cap_line(9, chosen=False, available_bytes=10 * KERNEL_MB * 2**20) == (
-        f"at most 9 visitors' kernels at once: {10 * KERNEL_MB:,} MB available, about {KERNEL_MB} MB a kernel "
-        "(--max-kernels N to change)")
