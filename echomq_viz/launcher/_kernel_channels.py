@@ -25,6 +25,7 @@ import contextlib
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
     from traitlets.config import Config
 
 __all__ = ["IPC_PATH_MAX", "SHORT_ROOTS", "KERNEL_FOLDER_PREFIX", "KernelFolder", "ipc_problem", "ipc_works",
-           "ipc_options", "socket_folder", "private_kernel_config", "runtime_dir", "warm_font_cache"]
+           "ipc_options", "socket_folder", "sweep_kernel_folders", "private_kernel_config", "runtime_dir",
+           "warm_font_cache"]
 
 # A Unix socket's path holds at most 103 bytes on macOS, 107 on Linux.
 IPC_PATH_MAX = 100
@@ -79,6 +81,32 @@ def ipc_options(folder: str | os.PathLike, *, below: str = "") -> list[str]:
     """A Jupyter server's options putting its kernels on Unix sockets, when
     :func:`ipc_works` says they can; else none (loopback ports)."""
     return ["--KernelManager.transport=ipc"] if ipc_works(folder, below=below) else []
+
+
+def sweep_kernel_folders() -> list[str]:
+    """Delete the kernels' folders (:func:`socket_folder`) of this user's runs
+    that were killed, in :data:`SHORT_ROOTS`; quietly: they held sockets and
+    connection files only. Returns the folders deleted."""
+    from echomq_viz.redis_side._process import _owner_is_dead  # the one rule for whose folder is stale
+
+    removed = []
+    for root in SHORT_ROOTS:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            if not name.startswith(KERNEL_FOLDER_PREFIX):
+                continue
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and _owner_is_dead(path):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
 
 
 @dataclass(frozen=True)

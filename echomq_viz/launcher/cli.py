@@ -39,16 +39,22 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from echomq_viz.launcher._startup import skip_iri_grammar
-from echomq_viz.launcher._kernel_channels import ipc_options, runtime_dir, warm_font_cache
+from echomq_viz.launcher._kernel_channels import (ipc_options, ipc_problem, runtime_dir, socket_folder,
+                                                  sweep_kernel_folders, warm_font_cache)
 from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
+from echomq_viz.launcher.command_line import ENV_INSPECT, build_parser
 from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
 from echomq_viz.launcher.notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
-from echomq_viz.launcher.seats import MAX_KERNELS_RANGE, cap_line, default_max_kernels
-from echomq_viz.redis_side.server import ENV_URL, RedisServer, RedisUnavailable, redact_url, url_or_private_server
+from echomq_viz.launcher.preflight import no_room_line, redis_url_problem, replica_problem, temp_folder_problem
+from echomq_viz.launcher.seats import (MAX_KERNELS_RANGE, SEAT_IDLE_MINUTES_RANGE, SEAT_IDLE_S, SEATS_PER_VISITOR,
+                                       SEATS_PER_VISITOR_RANGE, Rotation, cap_line, default_max_kernels)
+from echomq_viz.redis_side.server import (ENV_URL, RedisServer, RedisUnavailable, connect, redact_url,
+                                          url_or_private_server)
 from echomq_viz.launcher.versions import version_warning
 
-ENV_INSPECT = "ECHOMQ_VIZ_INSPECT"  # what the app's inspector may reach: "own" or "any"
+__all__ = ["main", "build_parser", "USER_FOLDER", "ENV_INSPECT", "app_environment", "kernel_transport"]
+
 REDIS_RESTARTS = 5  # how often the embedded redis-server is started again after it died
 
 # Voila does not free a kernel when its page closes: cull idle ones.
@@ -80,13 +86,6 @@ def _require(module: str, package: str) -> None:
         raise SystemExit(f"echomq-viz: {package} is not installed here: pip install {package}")
 
 
-NOTEBOOKS_HELP = (f"the notebooks folder (default: notebooks/ in a checkout of this project, else your copy "
-                  f"of the shipped ones in ./{USER_FOLDER})")
-# lab saves what it opens: by default the reader's copy, so a clone's committed notebooks never change
-LAB_NOTEBOOKS_HELP = (f"the notebooks folder (default: your copy of the shipped ones in ./{USER_FOLDER}; "
-                      f"in a clone, --notebooks notebooks edits the committed ones)")
-
-
 # -- Redis for the kernels ---------------------------------------------------------------------
 
 
@@ -97,6 +96,7 @@ def _say(line: str) -> None:
 def _sweep() -> None:
     for path in sweep_leftovers():
         _say(f"deleted {path}, left by a run that was killed")
+    sweep_kernel_folders()  # quietly: a killed run's kernels' sockets, outside TMPDIR when it was too long
 
 
 def _clean_orphans(url: str) -> int:
@@ -154,12 +154,30 @@ def _redis_pids(server: RedisServer | None) -> tuple[int, ...]:
     return (server.supervisor_pid,) if server is not None and server.supervisor_pid else ()
 
 
+def _replica_line(url: str) -> str | None:
+    """Every notebook writes its demo queue first thing: the line refusing a replica, or None."""
+    client = connect(url)
+    try:
+        return replica_problem(client, redact_url(f"{ENV_URL}={url}", (url,)))
+    finally:
+        client.close()
+
+
 def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]] | None = None) -> int:
     """Run ``argv`` (and what ``then`` returns, once Redis answers) with Redis, until it exits."""
     _sweep()
     url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
+    if server is None and (refusal := _replica_line(url)):
+        print(refusal, file=sys.stderr, flush=True)  # nothing started
+        return 2
     try:
-        argv = [*argv, *then()] if then is not None else argv  # e.g. lab's copy: written once Redis is checked
+        try:
+            argv = [*argv, *then()] if then is not None else argv  # e.g. lab's copy: written once Redis is checked
+        except SystemExit as refused:  # said now: "stopped" stays the last line
+            if isinstance(refused.code, str):
+                print(refused.code, file=sys.stderr, flush=True)
+                refused.code = 2
+            raise
         print(f"echomq-viz: notebooks use {'the embedded' if server else 'your'} Redis at {redact_url(url)}",
               flush=True)
         if server is None:
@@ -197,6 +215,8 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
     argv += ipc_options(runtime_dir())  # JupyterLab's kernels: connection files in the runtime folder
+    if (why := ipc_problem(runtime_dir())) is not None:  # not TMPDIR's: set JUPYTER_RUNTIME_DIR shorter
+        _say(f"JupyterLab's kernels talk over loopback TCP ports, not Unix sockets: {why}")
     with owned_tempdir("echomq-viz-lab-") as run_dir:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
         return _serve([*argv, *extra], env,
@@ -208,11 +228,12 @@ def app_environment(inspect_any: bool) -> dict[str, str]:
     return {ENV_INSPECT: "any" if inspect_any else "own"}
 
 
-def kernel_transport(run_dir: Path) -> list[str]:
-    """The app's kernels on Unix sockets in the run's private folder (Voila
-    puts their connection files in a ``voila_XXXXXXXX`` folder there), where
-    their paths fit: see :mod:`echomq_viz.launcher._kernel_channels`."""
-    return ipc_options(run_dir, below="voila_12345678")
+def kernel_transport(run_dir: Path):
+    """Where the app's kernels go (a context manager): on Unix sockets in the
+    run's private folder (Voila puts their connection files in a
+    ``voila_XXXXXXXX`` folder there), or in a short one of the run's own when
+    their paths would not fit: see :func:`echomq_viz.launcher._kernel_channels.socket_folder`."""
+    return socket_folder(run_dir, below="voila_12345678")
 
 
 def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -223,7 +244,9 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     argv = [sys.executable, "-m", "echomq_viz.launcher._voila", str(root), *exposure.pinned("--Voila.ip", extra),
             *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
     seats = args.max_kernels or default_max_kernels()
-    argv.append(f"--AppKernelManager.max_kernels={seats}")
+    rotation = Rotation(args.seats_per_visitor or SEATS_PER_VISITOR,
+                        round(args.seat_idle_minutes * 60) if args.seat_idle_minutes is not None else SEAT_IDLE_S)
+    argv += [f"--AppKernelManager.max_kernels={seats}", *rotation.options()]
     port = exposure.port("app", args.port, args.public)
     if port is not None:
         argv += [f"--Voila.port={port}", "--Voila.port_retries=0"]
@@ -231,12 +254,14 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
         argv.append("--no-browser")
     # Voila's own temp folder (kernel connection files) inside this run's, so
     # a killed run leaves one folder, which the next run deletes.
-    with owned_tempdir("echomq-viz-app-") as run_dir:
-        argv += [f"--Voila.connection_dir_root={run_dir}", *kernel_transport(run_dir)]
+    with owned_tempdir("echomq-viz-app-") as run_dir, kernel_transport(run_dir) as kernels:
+        argv += [f"--Voila.connection_dir_root={kernels.path}", *kernels.options]
         env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
 
         def say_the_cap() -> list[str]:  # once Redis answered: a bad REDIS_URL stays the one line
-            _say(cap_line(seats, chosen=args.max_kernels is not None))
+            _say(cap_line(seats, chosen=args.max_kernels is not None, rotation=rotation))
+            if kernels.why_tcp:
+                print(kernels.why_tcp, file=sys.stderr, flush=True)
             return []
         return _serve([*argv, *extra], env, then=say_the_cap)
 
@@ -338,70 +363,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     except ExportError as exc:
         print(f"echomq-viz export: {redact_url(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a page or a script that could not be written (a full disk: main says it)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"echomq-viz export: cannot write {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"echomq-viz: {len(written)} pages in {Path(args.out).resolve()}; "
           "open them from disk, no network needed")
     return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="echomq-viz",
-        description="The notebooks in JupyterLab, as a Voila app or as offline HTML pages, "
-                    "with a private Redis.",
-        epilog="Options lab and app do not know go to JupyterLab or Voila, "
-               "e.g. echomq-viz app --theme=dark")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,acl,export,singleuser}")
-    parser.commands = {}  # name -> its parser, for errors found after parsing
-    for name, helptext, portname in (
-        ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
-        ("app", "serve the notebooks as a Voila app with the embedded Redis", "Voila's"),
-    ):
-        command = sub.add_parser(name, help=helptext)
-        command.add_argument("--port", type=int, help=f"{portname} port (fails if it is taken)")
-        command.add_argument("--no-browser", action="store_true", help="do not open a browser")
-        command.add_argument("--notebooks", metavar="DIR", help=LAB_NOTEBOOKS_HELP if name == "lab" else NOTEBOOKS_HELP)
-        command.add_argument("--public", action="store_true", help=exposure.PUBLIC_HELP.format(
-            port=exposure.PUBLIC_PORTS[name]))
-        parser.commands[name] = command
-    parser.commands["app"].add_argument(
-        "--max-kernels", type=int, metavar="N",
-        help="at most N visitors' kernels at once; a page beyond them gets one line, 'the class is full' "
-             "(default: what the available memory holds, about 110 MB a kernel)")
-    parser.commands["app"].add_argument(
-        "--inspect-any", action="store_true",
-        help=f"let the inspector notebook reach any Redis URL a visitor types ({ENV_INSPECT}=any for "
-             f"the kernels); by default it reaches only the app's own Redis ({ENV_INSPECT}=own)")
-    redis_cmd = sub.add_parser("redis", help="run the embedded Redis in the foreground")
-    parser.commands["redis"] = redis_cmd
-    redis_cmd.add_argument("--port", type=int, default=None,
-                           help="serve on 127.0.0.1:PORT (0 picks one) with a fresh password, "
-                                "instead of a unix socket")
-    clean = sub.add_parser("clean", help="remove the demo keys no live kernel owns from REDIS_URL")
-    parser.commands["clean"] = clean
-    clean.add_argument("--url", help="this Redis instead of REDIS_URL")
-    acl = sub.add_parser("acl", help="a Redis user per student on a shared Redis")
-    parser.commands["acl"] = acl
-    acl_sub = acl.add_subparsers(dest="action", required=True, metavar="{add}")
-    acl_add = acl_sub.add_parser("add", help="create or update the user NAME (a fresh password) that reaches only "
-                                 "its own demo keys, and write its REDIS_URL to FILE (0600), never shown")
-    acl_add.add_argument("name", metavar="NAME", help="the student's name (on a hub: their hub user name)")
-    acl_add.add_argument("--out", metavar="FILE", required=True, help="where the student's REDIS_URL goes")
-    acl_add.add_argument("--url", help="the operator's Redis URL instead of REDIS_URL")
-    export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
-    export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
-    export.add_argument("--out", default="build/html", help="output folder (default build/html)")
-    export.add_argument("--notebooks", metavar="DIR", help=NOTEBOOKS_HELP)
-    export.add_argument("--cache", metavar="DIR",
-                        help="where the fetched JavaScript is kept (default ~/.cache/echomq-viz)")
-    export.add_argument("--no-execute", action="store_true",
-                        help="use the outputs and widget state stored in the notebooks as they are "
-                             "(their figures are blank: only a run records them)")
-    singleuser = sub.add_parser("singleuser", help="a student's server on a JupyterHub, in place of "
-                                "jupyterhub-singleuser: the notebooks copied into the home, a private Redis")
-    singleuser.add_argument("--notebooks", metavar="DIR", help="the notebooks folder (default: the student's "
-                            f"copy in ~/{USER_FOLDER}, made or updated now)")
-    parser.commands["singleuser"] = singleuser
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -409,10 +378,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("lab", "app", "singleuser"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    seats = getattr(args, "max_kernels", None)
-    if seats is not None and not MAX_KERNELS_RANGE[0] <= seats <= MAX_KERNELS_RANGE[1]:
-        parser.commands[args.command].error(f"argument --max-kernels: must be in {MAX_KERNELS_RANGE[0]}.."
-                                            f"{MAX_KERNELS_RANGE[1]}, got {seats}")
+    for option, (low, high) in (("max_kernels", MAX_KERNELS_RANGE), ("seats_per_visitor", SEATS_PER_VISITOR_RANGE),
+                                ("seat_idle_minutes", SEAT_IDLE_MINUTES_RANGE)):
+        value = getattr(args, option, None)
+        if value is not None and not low <= value <= high:  # NaN fails too
+            parser.commands[args.command].error(f"argument --{option.replace('_', '-')}: must be in {low}..{high}, "
+                                                f"got {value}")
     port = getattr(args, "port", None)
     if port is not None and not 0 <= port <= 65535:
         parser.commands[args.command].error(f"argument --port: port {port} is outside 0..65535")
@@ -422,6 +393,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command in STARTS_SERVERS and (outside := version_warning()):
         _say(outside)  # before anything starts: a package outside its tested range is named first
+    problem = temp_folder_problem() if args.command in STARTS_SERVERS else None
+    if problem is None and args.command in ("lab", "app", "singleuser", "export"):
+        problem = redis_url_problem()
+    if problem:
+        print(problem, file=sys.stderr)  # nothing started, nothing made
+        return 2
     try:
         if args.command == "redis":
             return cmd_redis(args)
@@ -444,8 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         # what was made is gone already (each folder is removed on the way out); say where room is missing
         folder = os.path.dirname(exc.filename) if exc.filename else tempfile.gettempdir()
-        print(f"echomq-viz: no space left in {folder}: free some there (a run needs about 100 KB), or set TMPDIR "
-              "to a folder with room", file=sys.stderr)
+        print(no_room_line(folder), file=sys.stderr)
         return 2
 
 

@@ -29,7 +29,7 @@ from typing import Iterator
 import psutil
 import pytest
 
-from echomq_viz.launcher._kernel_channels import ipc_works
+from echomq_viz.launcher._kernel_channels import KERNEL_FOLDER_PREFIX, ipc_works
 from echomq_viz.redis_side._process import claim, cmdline, descendants
 from echomq_viz.launcher.cli import ENV_INSPECT, app_environment, build_parser, kernel_transport, main
 from echomq_viz.redis_side.server import RedisServer, free_tcp_port
@@ -421,15 +421,21 @@ def _assert_on_private_unix_sockets(kernel_pid: int) -> None:
     assert all(stat.S_ISSOCK(os.stat(path).st_mode) for path in sockets), sockets
 
 
-def test_the_app_puts_kernels_on_unix_sockets_only_where_their_paths_fit(tmp_path):
-    """Voila's connection folder inside the run's: its name counts too."""
+def test_the_app_puts_kernels_on_unix_sockets_in_a_short_folder_whatever_tmpdir(tmp_path):
+    """Voila's connection folder inside the run's: its name counts too. Where the run's folder
+    leaves no room for it, the kernels get a short folder of the run's own."""
     run_dir = Path(tempfile.mkdtemp(prefix="echomq-viz-app-", dir="/tmp"))
     try:
-        assert kernel_transport(run_dir) == ["--KernelManager.transport=ipc"]
+        with kernel_transport(run_dir) as kernels:
+            assert (kernels.path, kernels.options, kernels.why_tcp) == (run_dir, ["--KernelManager.transport=ipc"], None)
         # 100 bytes for the longest socket without Voila's folder, over with it
         long = run_dir / ("d" * (100 - len(str(run_dir)) - len("/kernel-") - 36 - len("-ipc-5") - 1))
         long.mkdir()
-        assert ipc_works(long) and kernel_transport(long) == []
+        assert ipc_works(long)
+        with kernel_transport(long) as kernels:
+            assert kernels.path.parent == Path("/tmp") and kernels.options == ["--KernelManager.transport=ipc"]
+            assert kernels.why_tcp is None and ipc_works(kernels.path, below="voila_12345678")
+        assert not kernels.path.exists()
     finally:
         shutil.rmtree(run_dir)
 
@@ -676,11 +682,14 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
     env: dict[str, str] = {}
     with own_tmpdir(env) as tmp:
         run = Launched(mode, tiny_notebooks, log=tmp_path / f"{mode}.log", env=env)
+        kernels_dir = None
         try:
             (run_dir,) = tmp.glob(f"echomq-viz-{mode}-*")
-            if mode == "app":  # a kernel: Voila's connection files now live in its folder
-                run.request("GET", "/voila/render/tiny.ipynb", timeout=120)
-                assert list(run_dir.glob("voila_*/kernel-*.json"))
+            if mode == "app":  # a kernel: Voila's connection files now live in the run's folder, or in a
+                run.request("GET", "/voila/render/tiny.ipynb", timeout=120)  # short one of its own (socket_folder)
+                connection = Path(re.search(r"-f (\S+)", cmdline(_kernels(run.family())[0])).group(1))
+                kernels_dir = connection.parents[1]
+                assert kernels_dir == run_dir or kernels_dir.name.startswith(KERNEL_FOLDER_PREFIX), connection
             family = run.family()
         finally:
             os.kill(run.proc.pid, signal.SIGKILL)
@@ -706,6 +715,7 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(20) == 0
             assert f"echomq-viz: deleted {run_dir}, left by a run that was killed" in proc.stderr.read()
+            assert kernels_dir is None or not kernels_dir.exists()  # swept too, quietly
 
 
 # -- echomq-viz clean, and the clean at the start of lab and app ------------------------------------
