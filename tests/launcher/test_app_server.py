@@ -134,8 +134,9 @@ def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
         app.log.removeHandler(handler)
     culled = [record for record in records if str(record.msg).startswith("Culling ")]
     assert culled, "no culling line"
-    buffering = logging.LogRecord("AppVoila", logging.INFO, __file__, 1, "Starting buffering for %s", ("k:s",), None)
-    assert not _app_server.culling_as_info(buffering)  # a closed page's buffering: nothing to act on
+    for note, args in (("Starting buffering for %s", ("k:s",)), ("Discarding %s buffered messages for %s", (13, "k:s")),
+                       ("Replaying %s buffered messages", (3,))):  # a closed page's buffering: nothing to act on
+        assert not _app_server.culling_as_info(logging.LogRecord("AppVoila", logging.INFO, __file__, 1, note, args, None))
     assert {(record.levelname, record.levelno) for record in culled} == {("INFO", logging.INFO)}
 
 
