@@ -44,7 +44,11 @@ import pytest
 
 from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, priority_score
 from echomq_viz.launcher._stills import SHOWN, VIEW, WIDGET_STATE, page_models, reach_models
+from echomq_viz.widgets.comparison import ComparisonView
+from echomq_viz.widgets.double import DoubleView
+from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
 from echomq_viz.widgets.hero import HeroView
+from page_runner import page_calls
 from page_checks import Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: test_browser's fixtures)
     CAPTION, NOTEBOOK_DIR, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, _run_all_in_lab,
@@ -93,6 +97,9 @@ class PageViewCase:
     :param drawn: extra problems of the drawing at a position (from :data:`DRAWN_JS`).
     :param live_line: how its live line ends once Redis answered for a position; None when it
         has no live switch.
+    :param readout: what a range's own readout shows at a value (by the range's name).
+    :param first_press: a button pressed once before the moves (the comparison's bars show
+        only once the reader guesses or chooses to look).
     """
 
     notebook: str
@@ -102,19 +109,56 @@ class PageViewCase:
     boxes: dict[str, str] = field(default_factory=dict)
     drawn: Callable[[dict, dict[str, int]], list[str]] = lambda drawn, position: []
     live_line: Callable[[dict[str, int]], str] | None = None
+    readout: Callable[[str, int], str] = lambda name, value: f"{value:,}"
+    first_press: str = ""
 
     @property
     def selector(self) -> str:
         return f".emq-view.{self.css}"
 
 
+def _comparison(**position: int) -> ComparisonView:
+    view = ComparisonView(None, a=(position["job A priority"], position["job A counter"]),
+                          b=(position["job B priority"], position["job B counter"]))
+    view.figure.guess = "skip"  # the case's first press: "Show me without guessing"
+    return view
+
+
+def _stop(index: int) -> int:
+    """The priority at a stop of the frontier's and the double's choice range."""
+    return FRONTIER_PRIORITIES[index][1]
+
+
+def _stop_readout(name: str, value: int) -> str:
+    if name != "priority":
+        return f"{value:,}"
+    label, priority = FRONTIER_PRIORITIES[value]
+    return f"{label} = {priority:,}"
+
+
+# The pure views: everything they draw comes from their ranges, so Python can say what each shows
 PAGE_VIEWS = (
     PageViewCase("01-one-score-two-keys.ipynb", "emq-hero", lambda priority, counter: HeroView(
         None, priority=priority, counter=counter),
         ({"priority": 1, "counter": 1}, {"priority": 2, "counter": 0}, {"priority": 6, "counter": int(COUNTER_MASK)},
          {"priority": 4, "counter": 2**31}, {"priority": 3, "counter": 123_456_789}),
         boxes={"counter": "exact counter"}, drawn=hero_dot_problems, live_line=hero_live_line),
+    PageViewCase("02-which-pops-first.ipynb", "emq-comparison", _comparison,
+                 ({"job A priority": 1, "job A counter": 4_000_000_000, "job B priority": 2, "job B counter": 1},
+                  {"job A priority": 3, "job A counter": 7, "job B priority": 3, "job B counter": 5},
+                  {"job A priority": 5, "job A counter": int(COUNTER_MASK), "job B priority": 4, "job B counter": 0}),
+                 boxes={"job A counter": "job A exact counter", "job B counter": "job B exact counter"},
+                 first_press="Show me without guessing"),
+    PageViewCase("05-where-exactness-ends.ipynb", "emq-frontier", lambda priority, **counters: FrontierView(
+        None, priority=_stop(priority), first_counter=counters["first counter"]),
+        ({"priority": 2, "first counter": 4}, {"priority": 0, "first counter": 0}, {"priority": 6, "first counter": 1_000}),
+        boxes={"first counter": "exact first counter"}, readout=_stop_readout),
+    PageViewCase("05-where-exactness-ends.ipynb", "emq-double", lambda priority, counter: DoubleView(
+        None, priority=_stop(priority), counter=counter),
+        ({"priority": 2, "counter": 1}, {"priority": 5, "counter": 3}, {"priority": 1, "counter": int(COUNTER_MASK)}),
+        boxes={"counter": "exact counter"}, readout=_stop_readout),
 )
+LIVE_VIEWS = tuple(case for case in PAGE_VIEWS if case.live_line)
 
 
 def _id(view: PageViewCase) -> str:
@@ -129,6 +173,28 @@ DRAWN_JS = """svg => ({
     ticks: [...svg.querySelectorAll('text[text-anchor="end"][dominant-baseline="middle"]')]
         .filter(t => /^\\d+$/.test(t.textContent)).map(t => [Number(t.textContent), Number(t.getAttribute('y'))]),
 })"""
+
+# The drawn SVG against a still's text, node for node: "" when equal, else the first difference
+SAME_AS_STILL_JS = """(svg, text) => {
+    const still = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+    if (svg.isEqualNode(document.importNode(still, true))) return '';
+    const walk = (a, b, at) => {
+        if (!b) return `${at}: the still has nothing here`;
+        if (a.nodeName !== b.nodeName) return `${at}: ${a.nodeName} drawn, ${b.nodeName} in the still`;
+        if (a.nodeType === 3) return a.textContent === b.textContent ? '' : `${at}: text ${a.textContent} vs ${b.textContent}`;
+        for (const name of new Set([...a.getAttributeNames(), ...b.getAttributeNames()])) {
+            if (a.getAttribute(name) !== b.getAttribute(name))
+                return `${at}: ${name}=${a.getAttribute(name)} drawn, ${b.getAttribute(name)} in the still`;
+        }
+        if (a.childNodes.length !== b.childNodes.length) return `${at}: ${a.childNodes.length} children drawn, ${b.childNodes.length} in the still`;
+        for (let i = 0; i < a.childNodes.length; i++) {
+            const found = walk(a.childNodes[i], b.childNodes[i], `${at} > ${a.childNodes[i].nodeName}[${i}]`);
+            if (found) return found;
+        }
+        return '';
+    };
+    return walk(svg, still, 'svg') || 'unequal, no difference found';
+}"""
 
 # The "disconnected" marks ipywidgets puts on a view whose model has no kernel (an icon in the
 # ::before of .jupyter-widgets-disconnected, the view faded): those that show, between a page view
@@ -317,7 +383,7 @@ class TestInJupyterLab:
         finally:
             lab.delete_sessions()  # JupyterLab started a kernel for the notebook: the next one starts fresh
 
-    @pytest.mark.parametrize("case", PAGE_VIEWS, ids=_id)
+    @pytest.mark.parametrize("case", LIVE_VIEWS, ids=_id)  # the other views send only from their buttons
     def test_a_drag_costs_the_kernel_nothing(self, lab, served, page, case):
         """After Run All: 50 moves with live off send the kernel no comm_msg; with live on, 50
         quick moves send about ten a second, and the last position is among them."""
@@ -377,9 +443,10 @@ class TestOnTheOfflinePage:
     """The page views of ``echomq-viz export``'s pages, which draw with no kernel at all."""
 
     @pytest.mark.parametrize("case", PAGE_VIEWS, ids=_id)
-    def test_the_page_draws_what_python_computes(self, browser, exported, case):
+    def test_the_page_draws_what_python_computes(self, browser, exported, case, tmp_path):
         """At each position its controls are moved to, the view's readout, caption and drawing
-        equal Python's for that position."""
+        equal Python's for that position, and the drawing, redrawn part by part as the ranges
+        moved, is node for node the still of Python's state (what a stored notebook shows)."""
         context = browser.new_context(viewport=VIEWPORT)
         context.route(re.compile(r"^(https?|wss?|ftp):"), lambda route: route.abort())  # no kernel, no network
         tab = context.new_page()
@@ -390,6 +457,8 @@ class TestOnTheOfflinePage:
                 view = tab.locator(case.selector).first
                 view.wait_for()
                 view.scroll_into_view_if_needed()
+                if case.first_press:
+                    view.get_by_role("button", name=case.first_press).click()
                 for number, position in enumerate(case.positions):
                     _set(tab, view, case, position, typed=number % 2 == 1)
                     python = case.python(**position)
@@ -397,7 +466,7 @@ class TestOnTheOfflinePage:
                     for name, value in position.items():  # each range's own readout
                         shown = view.get_by_role("slider", name=name, exact=True).evaluate(
                             "r => r.parentElement.querySelector(`output[for='${r.id}']`).textContent")
-                        assert shown == f"{value:,}", f"{where}: {name} reads {shown!r}"
+                        assert shown == case.readout(name, value), f"{where}: {name} reads {shown!r}"
                     if hasattr(python, "readout_text"):
                         assert view.locator(".emq-readout").inner_text() == python.readout_text(), f"{where}: the readout"
                     assert _text(view.locator(CAPTION)) == f"Figure: {python.describe()}", f"{where}: the caption"
@@ -405,6 +474,10 @@ class TestOnTheOfflinePage:
                     assert svg.locator("title").text_content() == python.describe(), f"{where}: the figure's title"
                     problems = case.drawn(svg.evaluate(DRAWN_JS), position)
                     assert not problems, f"{where}: " + "; ".join(problems)
+                    state = {name: value for name, value in python.figure.get_state().items() if not name.startswith("_")}
+                    [still] = page_calls(python.figure.module, [("still", state)], tmp_path)
+                    differs = svg.evaluate(SAME_AS_STILL_JS, still)
+                    assert not differs, f"{where}: the drawing is not the still of Python's state: {differs}"
             assert not watch.problems(), f"{case.css} offline:\n" + "\n".join(watch.problems())
         finally:
             context.close()
