@@ -20,14 +20,18 @@ from echomq_viz.peers.base import need
 from echomq_viz.peers.workers import Deployment
 
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
-           "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "celery_settings"]
+           "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "KOMBU_REDIS_DOCS", "celery_settings", "celery_conf"]
 
 CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
 CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
 
 
-def celery_settings(*, steps: bool = False, prefetch: int | None = None,
-                    max_priority: int | None = None) -> tuple[tuple[str, Any, str], ...]:
+KOMBU_REDIS_DOCS = "https://docs.celeryq.dev/projects/kombu/en/stable/reference/kombu.transport.redis.html"
+
+
+def celery_settings(*, steps: bool = False, prefetch: int | None = None, max_priority: int | None = None,
+                    acks_late: bool = False, no_prefetch: bool = False, default_priority: int | None = None,
+                    keyprefix: str | None = None) -> tuple[tuple[str, Any, str], ...]:
     """The Celery settings a run sets: (name, value, where Celery documents it).
     The broker's address is set too, but never shown (it is a private socket)."""
     settings = [("worker_concurrency", 1, CELERY_DOCS + "worker-concurrency"),
@@ -36,8 +40,16 @@ def celery_settings(*, steps: bool = False, prefetch: int | None = None,
         settings.append(("broker_transport_options",
                          {"queue_order_strategy": "priority", "priority_steps": list(range(10)), "sep": ":"},
                          CELERY_DOCS_PRIORITY))
+    if keyprefix is not None:  # kombu's prefix for every key it names (a cluster needs one hash tag)
+        settings.append(("broker_transport_options", {"global_keyprefix": keyprefix}, KOMBU_REDIS_DOCS))
     if prefetch is not None:
         settings.append(("worker_prefetch_multiplier", prefetch, CELERY_DOCS + "worker-prefetch-multiplier"))
+    if acks_late:
+        settings.append(("task_acks_late", True, CELERY_DOCS + "task-acks-late"))
+    if no_prefetch:  # what ``celery worker --disable-prefetch`` sets
+        settings.append(("worker_disable_prefetch", True, CELERY_DOCS + "worker-disable-prefetch"))
+    if default_priority is not None:
+        settings.append(("task_default_priority", default_priority, CELERY_DOCS + "task-default-priority"))
     if max_priority is not None:  # the queues' x-max-priority (a RabbitMQ argument)
         settings.append(("task_queue_max_priority", max_priority, CELERY_DOCS + "task-queue-max-priority"))
     return tuple(settings)
@@ -75,36 +87,48 @@ class _Process(Deployment):
         self._stop_process()
 
 
+def celery_conf(settings: Sequence[tuple[str, Any, str]], broker_url: str) -> dict:
+    """The app's configuration from ``settings`` (transport options merged) and the broker's address."""
+    conf: dict = {}
+    for name, value, _ in settings:
+        conf[name] = {**conf[name], **value} if isinstance(value, dict) and name in conf else value
+    conf["broker_url"] = broker_url
+    return conf
+
+
 class CeleryDeployment(_Process):
-    """A Celery app and ``celery worker`` (prefork pool), configured only by Celery settings."""
+    """A Celery app and ``celery worker`` (prefork pool), configured only by Celery settings
+    (see :func:`celery_settings`). Tasks go out with ``send_task``, or, named in ``via_task``,
+    through the producer's own task object (``apply_async``), which applies the task defaults."""
 
     key = "celery"
 
-    def __init__(self, *, steps: bool = False, prefetch: int | None = None, label: str | None = None,
-                 seconds: float = 0.0, max_priority: int | None = None, gate: bool = False) -> None:
+    def __init__(self, *, steps: bool = False, label: str | None = None, seconds: float = 0.0,
+                 gate: bool = False, via_task: Sequence[str] = (), **settings: Any) -> None:
         self.seconds = seconds  # each task sleeps this long first, to hold the worker busy
-        self.gated = gate  # every task but the first waits until :meth:`open_gate`
+        self.gated = gate  # every task waits until :meth:`open_gate`
         self.gate: str | None = None
-        self.settings = celery_settings(steps=steps, prefetch=prefetch, max_priority=max_priority)
+        self.via_task = frozenset(via_task)
+        self.settings = celery_settings(steps=steps, **settings)
         self.key = "celery10" if steps else "celery"
-        self.label = label or ("Celery, priority steps 0..9 (its docs' Redis settings)" if steps
+        self.label = label or ("Celery, ten priority steps" if steps
                                else "Celery, default settings")
         self.how = "celery -A echomq_viz.peers.celery_app worker (prefork pool)"
         self.app = None
+        self.task = None
 
     def version(self) -> str:
         return f"celery {need('celery').__version__}, kombu {need('kombu').__version__}"
 
     def _conf(self, socket: str) -> dict:
-        conf = {name: value for name, value, _ in self.settings}
-        conf["broker_url"] = f"redis+socket://{socket}?virtual_host=0"
-        return conf
+        return celery_conf(self.settings, f"redis+socket://{socket}?virtual_host=0")
 
     def open_producer(self, socket: str) -> None:
         celery = need("celery")
         need("packaging")
         self.app = celery.Celery("viz10-producer")
         self.app.conf.update(self._conf(socket))
+        self.task = self.app.task(name="record")(_record_signature)  # the producer's view of the worker's task
         if self.gated:  # beside the socket, in the private server's 0700 folder, which goes with it
             self.gate = os.path.join(os.path.dirname(socket), "celery-gate")
             open(self.gate, "x").close()
@@ -118,7 +142,10 @@ class CeleryDeployment(_Process):
         options = {} if priority is None else {"priority": priority}
         if self.gate is not None:
             options["kwargs"] = {"gate": self.gate}
-        self.app.send_task("record", args=(name, self.seconds), **options)
+        if name in self.via_task:
+            self.task.apply_async(args=(name, self.seconds), **options)
+        else:
+            self.app.send_task("record", args=(name, self.seconds), **options)
 
     def start_worker(self, socket: str) -> None:
         self._spawn([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
@@ -135,18 +162,32 @@ class CeleryDeployment(_Process):
                 self.app = None
 
 
+def _record_signature(name: str, seconds: float = 0.0, gate: str | None = None) -> None:
+    """The producer never runs the task: the worker's ``record`` (:mod:`.celery_app`) does."""
+    raise RuntimeError("record runs in the Celery worker, never in the producer")
+
+
 class RQDeployment(_Process):
     """``Queue(level).enqueue`` and ``rq worker high mid low`` (blocking), or with
-    ``burst=True`` ``rq worker --burst high mid low`` (it runs what is queued, then exits)."""
+    ``burst=True`` ``rq worker --burst high mid low`` (it runs what is queued, then exits),
+    with ``strategy`` its ``--dequeue-strategy``. A level written ``"low at_front"`` is
+    enqueued with ``at_front=True``. With ``killed=True`` the worker (RQ's own, through
+    ``--worker-class``) is killed with SIGKILL the moment its pop returns a job; then
+    ``rq worker --burst high mid low`` runs what it finds."""
 
     LEVELS = ("high", "mid", "low")
+    DIES = "echomq_viz.peers.worker_apps.DiesAfterDequeue"
 
-    def __init__(self, *, burst: bool = False) -> None:
-        self.burst = burst
-        flag = " --burst" if burst else ""
-        self.key = "rq-burst" if burst else "rq"
-        self.label = f"RQ, rq worker{flag} high mid low"
-        self.how = f"rq worker{flag} --url unix://<socket> high mid low"
+    def __init__(self, *, burst: bool = False, strategy: str | None = None, killed: bool = False) -> None:
+        if strategy not in (None, "round_robin", "random"):
+            raise ValueError(f"strategy must be None, 'round_robin' or 'random', got {strategy!r}")
+        self.burst, self.strategy, self.killed = burst or killed, strategy, killed
+        flags = " --burst" * (burst and not killed) + (f" --dequeue-strategy {strategy}" if strategy else "")
+        self.key = "rq-killed" if killed else "rq" + "-burst" * burst + f"-{strategy}" * bool(strategy)
+        self.label = (f"RQ, rq worker{flags} high mid low" if not killed else
+                      "RQ, rq worker high mid low killed (SIGKILL) as its pop returned, then rq worker --burst")
+        self.how = f"rq worker{flags} --url unix://<socket> high mid low"
+        self.ids: dict[str, str] = {}
 
     def version(self) -> str:
         return f"rq {need('rq').__version__}"
@@ -159,18 +200,46 @@ class RQDeployment(_Process):
         self.queues = {level: Queue(level, connection=self.connection) for level in self.LEVELS}
 
     def add_one(self, name: str, level: Any) -> None:
-        self.queues[level or "low"].enqueue("echomq_viz.peers.worker_apps.record", name)
+        queue, _, front = (level or "low").partition(" ")
+        job = self.queues[queue].enqueue("echomq_viz.peers.worker_apps.record", name, at_front=front == "at_front")
+        self.ids[name] = job.id
+
+    def _argv(self, *flags: str) -> list[str]:
+        rq_bin = shutil.which("rq", path=os.path.dirname(sys.executable)) or "rq"
+        strategy = ["--dequeue-strategy", self.strategy] if self.strategy else []
+        return [rq_bin, "worker", *flags, *strategy, "--url", f"unix://{self.socket}", *self.LEVELS]
 
     def start_worker(self, socket: str) -> None:
-        rq_bin = shutil.which("rq", path=os.path.dirname(sys.executable)) or "rq"
-        self._spawn([rq_bin, "worker", *(["--burst"] * self.burst), "--url", f"unix://{socket}", *self.LEVELS],
-                    socket)
+        self.socket = socket
+        if self.killed:  # the dying worker first, to its end, then a burst worker over what it left
+            self._spawn(self._argv("--worker-class", self.DIES), socket)
+            self.process.wait(30)
+            self.process = None
+        self._spawn(self._argv(*["--burst"] * self.burst), socket)
+
+    def inspect(self, client: Any) -> dict:
+        """For each job added that never ran: its status in its own hash, and every other key that names it."""
+        ran = set(client.lrange("viz10:done", 0, -1))
+        return {name: {"status": client.hget(f"rq:job:{job_id}", "status"), "held by": held_by(client, job_id)}
+                for name, job_id in self.ids.items() if name not in ran}
 
     def stop(self) -> None:
         try:
             self._stop_process()
         finally:
             self.connection.close()
+
+
+def held_by(client: Any, member: str) -> list[str]:
+    """The lists, sets and sorted sets on ``client``'s server (a private one) that hold ``member``."""
+    found = []
+    for key in sorted(client.scan_iter(count=1000)):
+        kind = client.type(key)
+        if (kind == "list" and member in client.lrange(key, 0, -1)) or \
+                (kind == "set" and client.sismember(key, member)) or \
+                (kind == "zset" and client.zscore(key, member) is not None):
+            found.append(key)
+    return found
 
 
 class HueyDeployment(_Process):
@@ -232,6 +301,9 @@ class NodeDeployment(Deployment):
     def start_worker(self, socket: str) -> None:
         self.runner.request("work")
 
+    def inspect(self, client: Any) -> dict:
+        return bull_leftovers(client, self.queue)
+
     def stop(self) -> None:
         if self.runner is not None:
             self.runner.close()
@@ -258,6 +330,7 @@ class BullMQPyDeployment(Deployment):
         self.url = f"unix://{socket}"
         self.loop = LoopThread()
         self.worker = None
+        self.errors: list[str] = []  # what the worker reported ("error" events), for the runs that lose a job
 
         async def make():
             return bullmq.Queue(self.queue_name, {"connection": self.url})
@@ -278,9 +351,15 @@ class BullMQPyDeployment(Deployment):
             async def record(job, token):
                 await recorder.rpush("viz10:done", job.name)
 
-            return bullmq.Worker(self.queue_name, record, {"connection": self.url, "concurrency": 1})
+            worker = bullmq.Worker(self.queue_name, record, {"connection": self.url, "concurrency": 1})
+            worker.on("error", lambda error, *_: self.errors.append(f"{type(error).__name__}: {error}"))
+            return worker
 
         self.worker = self.loop.run(make())
+
+    def inspect(self, client: Any) -> dict:
+        found = bull_leftovers(client, self.queue_name)
+        return {**found, "worker errors": sorted(set(self.errors))} if self.errors else found
 
     def stop(self) -> None:
         try:
@@ -289,3 +368,22 @@ class BullMQPyDeployment(Deployment):
             self.loop.run(self.queue.close())
         finally:
             self.loop.stop()
+
+
+def bull_leftovers(client: Any, queue: str) -> dict:
+    """Each job of Bull's or BullMQ's ``queue`` (default prefix ``bull``) that is still in
+    Redis and never recorded as run: its name -> the lists and sets holding its id."""
+    import json
+
+    ran = set(client.lrange("viz10:done", 0, -1))
+    found = {}
+    for key in client.scan_iter(match=f"bull:{queue}:*", count=1000):
+        job_id = key.rsplit(":", 1)[1]
+        if not job_id.isdigit() or client.type(key) != "hash":
+            continue
+        name = client.hget(key, "name")
+        if name == "__default__":  # Bull names the job in its data
+            name = json.loads(client.hget(key, "data") or "{}").get("name")
+        if name and name not in ran:
+            found[name] = held_by(client, job_id)
+    return dict(sorted(found.items()))

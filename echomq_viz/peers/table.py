@@ -6,12 +6,13 @@ from typing import Sequence
 
 from echomq_viz.peers.observe import OpSummary
 from echomq_viz.peers.runs import LEVELS_TRIED, PeerRun
+from echomq_viz.peers.workload import order_difference
 
-__all__ = ["order_verdict", "commands_text", "keys_text", "slot_text", "details", "closing_rows",
+__all__ = ["order_verdict", "commands_text", "keys_text", "details", "closing_rows",
            "closing_table", "closing_table_html", "COLUMNS"]
 
 COLUMNS = ("library", "pop order", "FIFO in a tier", "levels kept apart", "keys after 24 adds", "commands per add",
-           "commands per pop", "add atomic", "pop atomic", "hash slots of the queue's keys (default names)")
+           "commands per pop", "steps per add", "steps per pop")
 
 
 def order_verdict(run: PeerRun) -> str:
@@ -37,7 +38,9 @@ def commands_text(summary: OpSummary) -> str:
 
 
 def atomic_text(summary: OpSummary) -> str:
-    return ("yes: " if summary.atomic else "no: ") + summary.how
+    """How many steps Redis applied apart (writing commands, transactions, scripts; a read is
+    none), with what the one step was when there is one."""
+    return f"1 ({summary.how})" if summary.atomic else str(summary.steps)
 
 
 def levels_text(run: PeerRun) -> str:
@@ -46,14 +49,6 @@ def levels_text(run: PeerRun) -> str:
 
 def keys_text(run: PeerRun) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in run.type_counts().items())
-
-
-def slot_text(run: PeerRun) -> str:
-    # Job ids may be random (RQ's are UUIDs), so only the queue's own keys give a count that
-    # is the same on every run.
-    jobs = ", each job's key apart" if run.job_keys else ""
-    count = run.queue_slots_default
-    return f"{count} slot{'s' * (count != 1)}{jobs}"
 
 
 def details(run: PeerRun) -> str:
@@ -65,22 +60,19 @@ def details(run: PeerRun) -> str:
         f"configured: {run.configured}",
         f"a tier is passed as: {run.tier_means}",
         f"levels: {levels_text(run)} (one job per level, worst first); by design: {run.levels}",
-        f"pop order: {order_verdict(run)}",
-        f"  got   {' '.join(run.order)}",
-        f"  right {' '.join(run.right)}",
+        f"pop order: {order_verdict(run)}" + ("" if run.correct else
+                                               f"\n  against the top strip: {order_difference(run.order, run.right)}"),
         f"keys after every add (emq:{{viz-10-{run.key}@…}}:<key>):",
         layout,
-        f"commands per add: {commands_text(run.add)}  ({', '.join(run.add.names)}); atomic: {atomic_text(run.add)}",
-        f"commands per pop: {commands_text(run.pop)}  ({', '.join(run.pop.names)}); atomic: {atomic_text(run.pop)}",
-        f"hash slots: {run.slots_configured} as configured here; with the library's default names "
-        f"({run.default_names}): {slot_text(run)}",
+        f"commands per add: {commands_text(run.add)}  ({', '.join(run.add.names)}); steps: {atomic_text(run.add)}",
+        f"commands per pop: {commands_text(run.pop)}  ({', '.join(run.pop.names)}); steps: {atomic_text(run.pop)}",
     ])
 
 
 def closing_rows(runs: Sequence[PeerRun]) -> list[tuple[str, ...]]:
     return [(run.label, order_verdict(run), "yes" if run.fifo_breaks == 0 else f"no ({run.fifo_breaks} breaks)",
              levels_text(run), keys_text(run), commands_text(run.add), commands_text(run.pop), atomic_text(run.add),
-             atomic_text(run.pop), slot_text(run)) for run in runs]
+             atomic_text(run.pop)) for run in runs]
 
 
 def closing_table(runs: Sequence[PeerRun]) -> str:

@@ -29,6 +29,7 @@ __all__ = ["Sent", "WorkerRun", "Deployment", "run_deployment", "run_all", "DONE
            "take_commands", "before_each_record"]
 
 DONE = "viz10:done"
+OURS = "viz10:"  # the keys of this process's own bookkeeping (DONE, and a gated task's "started")
 BLOCKING = {"BRPOP", "BLPOP", "BRPOPLPUSH", "BLMOVE", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "BLMPOP", "XREAD",
             "XREADGROUP"}
 
@@ -76,6 +77,11 @@ class Deployment:
     def start_worker(self, socket: str) -> None:
         raise NotImplementedError
 
+    def inspect(self, client: Any) -> dict:
+        """What the run left in Redis that the notebook reads (e.g. where a job that never ran
+        waits), read before the worker stops; nothing by default."""
+        return {}
+
     def stop(self) -> None:
         """Stop the worker and close the producer."""
 
@@ -98,6 +104,7 @@ class WorkerRun:
     stats: dict = field(default_factory=dict)  # command -> (calls, µs per call), Redis's own timing
     seconds: float = 0.0
     worker: tuple = ()  # every MONITOR line after the worker started, this process's own checks left out
+    notes: dict = field(default_factory=dict)  # what the deployment read after the run (Deployment.inspect)
 
     def ran(self, name: str) -> int:
         """1-based position at which ``name`` ran (0: never)."""
@@ -152,7 +159,7 @@ def _between(lines: Sequence[tuple[str, bool]], word: str, first: str, last: str
 def _worker_lines(lines: Sequence[tuple[str, bool]], word: str) -> list[tuple[str, bool]]:
     """The lines after the worker started, this process's own checks (``LLEN viz10:done``) left out."""
     return [line for line in _between(lines, word, "worker", None)
-            if _is_record(line[0]) or (DONE not in line[0] and not line[0].startswith(f"ECHO {word} "))
+            if _is_record(line[0]) or (OURS not in line[0] and not line[0].startswith(f"ECHO {word} "))
             or line[0].startswith(f"ECHO {word} late")]
 
 
@@ -242,7 +249,7 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
     """Add ``jobs`` with no worker running, start the worker, wait until
     ``expect`` jobs (default: those the library accepted) ran, then add
     ``late`` to the idle worker. ``between(client, deployment)`` runs once the
-    first job ran (e.g. to send an urgent job behind the queued ones)."""
+    worker started (it waits for what it needs, e.g. to send an urgent job behind the queued ones)."""
     server = RedisServer().start()
     started = time.perf_counter()
     try:
@@ -262,7 +269,6 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
             monitor.mark("worker")
             deployment.start_worker(server.socket_path)
             if between is not None:
-                _wait_for(client, 1, timeout, deployment.label)
                 between(client, deployment)
             _wait_for(client, expect, timeout, deployment.label, patience)
             if late is not None:
@@ -275,11 +281,14 @@ def run_deployment(deployment: Deployment, jobs: Sequence[tuple[str, Any]], *, l
         one_add = tuple(_between(lines, monitor.word, "one", "rest"))
         steady, late_lines = take_commands(lines, monitor.word, one_add) if late is not None else ((), ())
         order = tuple(client.lrange(DONE, 0, -1))
-        keys = {key: client.type(key) for key in sorted(written | set(client.scan_iter(count=1000))) if key != DONE}
+        keys = {key: client.type(key) for key in sorted(written | set(client.scan_iter(count=1000)))
+                if not key.startswith(OURS)}
         stats = command_stats(client)
+        notes = deployment.inspect(client)
         return WorkerRun(deployment.key, deployment.label, deployment.version(), deployment.how,
                          tuple(deployment.settings), sent, order, steady, late_lines, keys, one_add, stats,
-                         time.perf_counter() - started, tuple(_worker_lines(lines, monitor.word)))
+                         time.perf_counter() - started, tuple(_worker_lines(lines, monitor.word)),
+                         {**getattr(deployment, "notes", {}), **notes})
     finally:
         try:
             deployment.stop()

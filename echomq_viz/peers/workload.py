@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 from echomq_viz.core.checks import check_int
 
 __all__ = ["WorkJob", "TIERS", "JOBS_PER_TIER", "SEED", "workload", "correct_order", "fifo_breaks",
-           "tier_breaks", "key_shape", "is_job_key", "slot_count"]
+           "tier_breaks", "key_shape", "is_job_key", "slot_count", "order_difference"]
 
 TIERS = (1, 2, 3)
 JOBS_PER_TIER = 8
@@ -48,6 +48,15 @@ def workload(seed: int = SEED, per_tier: int = JOBS_PER_TIER, tiers: Sequence[in
 def correct_order(jobs: Iterable[WorkJob]) -> list[str]:
     """The names in the order a correct priority queue pops them: tier, then arrival."""
     return [job.name for job in sorted(jobs, key=lambda job: (job.tier, job.arrival))]
+
+
+def order_difference(order: Sequence[str], right: Sequence[str]) -> str:
+    """``order`` against ``right``, place by place: ``·`` where it has the right job, the
+    job's name where it has another, ``-`` where it has none."""
+    width = max(len(name) for name in right)
+    cells = [("·" if i < len(order) and order[i] == name else (order[i] if i < len(order) else "-"))
+             for i, name in enumerate(right)]
+    return " ".join(f"{cell:<{width}}" for cell in cells).rstrip()
 
 
 def _by_name(jobs: Iterable[WorkJob]) -> dict[str, WorkJob]:
