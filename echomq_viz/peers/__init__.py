@@ -1,12 +1,14 @@
-"""Notebook 10: the queues people run, beside the packed score, on one Redis.
+"""Notebook 10: the queues people run, beside the packed score.
 
 Each queue library runs through its own worker process, as its users deploy
 it, on a private Redis of its own: :mod:`.workers` (one run, observed),
 :mod:`.deployments` (each library's producer and worker), :mod:`.deployed`
-(the notebook's runs and probes, and what they say), :mod:`.celery_app` and
-:mod:`.worker_apps` (what the workers import). Each is also called directly,
-on a demo queue of this kernel (``emq:{viz-10-<library>@<owner>}:*``), with the
-same workload:
+(the notebook's runs and probes), :mod:`.cluster_probes` (hash slots, and
+local clusters tried), :mod:`.telling` (what the notebook prints of them),
+:mod:`.celery_app` and :mod:`.worker_apps` (what the workers import).
+:mod:`.findings` makes all of it once per set of installed versions and keeps
+it for every kernel. Each library is also called directly, on a demo queue
+(``emq:{viz-10-<library>@<owner>}:*``), with the same workload:
 :mod:`.workload` (pure), :mod:`.observe` (MONITOR), :mod:`.runs` (one
 library through the workload), :mod:`.base` (what every library's module
 shares), one module per library (:mod:`.kombu_peer`, :mod:`.rq_peer`,
@@ -23,9 +25,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from echomq_viz.peers.base import Peer, connection_params
-from echomq_viz.peers.growth import (
-    BENCH_COMMAND, FULL_SIZES, LIVE_SIZES, SPOT_SIZE, load_growth, measure_all, measure_growth, series, spot_check,
-)
+from echomq_viz.peers.growth import BENCH_COMMAND, FULL_SIZES, load_growth, measure_all, measure_growth, series
 from echomq_viz.peers.node import node_missing
 from echomq_viz.peers.runs import PeerRun, observe, observe_all
 from echomq_viz.peers.table import closing_rows, closing_table, closing_table_html, details, order_verdict
@@ -33,8 +33,8 @@ from echomq_viz.peers.workload import TIERS, WorkJob, correct_order, workload
 
 __all__ = ["Peer", "PeerRun", "WorkJob", "TIERS", "workload", "correct_order", "observe", "observe_all",
            "details", "order_verdict", "closing_rows", "closing_table", "closing_table_html", "node_missing",
-           "connection_params", "peer_makers", "PYTHON_PEERS", "NODE_PEERS", "LIVE_SIZES", "FULL_SIZES",
-           "BENCH_COMMAND", "load_growth", "measure_all", "measure_growth", "series", "SPOT_SIZE", "spot_check"]
+           "connection_params", "peer_makers", "PYTHON_PEERS", "NODE_PEERS", "FULL_SIZES",
+           "BENCH_COMMAND", "load_growth", "measure_all", "measure_growth", "series"]
 
 PYTHON_PEERS = ("packed", "bullmq", "kombu", "kombu10", "rq", "huey")
 NODE_PEERS = ("bull",)
