@@ -26,11 +26,10 @@ from echomq_viz.core.checks import check_int
 from echomq_viz.peers.base import Peer
 from echomq_viz.peers.workload import TIERS, WorkJob
 
-__all__ = ["LIVE_SIZES", "SPOT_SIZE", "FULL_SIZES", "STORED", "BENCH_COMMAND", "BATCHES", "growth_jobs",
-           "measure_growth", "measure_all", "load_growth", "save_growth", "series", "slowlog_on", "KINDS", "spot_check"]
+__all__ = ["FULL_SIZES", "STORED", "BENCH_COMMAND", "BATCHES", "growth_jobs",
+           "measure_growth", "measure_all", "load_growth", "save_growth", "series", "slowlog_on", "KINDS",
+           "measure_list_walk", "WALK_SIZE"]
 
-LIVE_SIZES = (100, 1000)
-SPOT_SIZE = 1000
 FULL_SIZES = (100, 1_000, 10_000, 100_000)
 BATCHES = 5
 STORED = Path(__file__).with_name("growth.json")
@@ -129,6 +128,46 @@ def measure_all(makers: Sequence[Callable[[], Peer]], sizes: Sequence[int], per_
             "redis": redis_version, "when": time.strftime("%Y-%m-%d", time.gmtime()), "libraries": libraries}
 
 
+WALK_SIZE = 100_000
+
+
+def measure_list_walk(client: Any, size: int = WALK_SIZE, repeats: int = 21) -> dict[str, Any]:
+    """What Bull's add costs Redis, command by command, on a list of ``size`` elements (a
+    server with :data:`SLOWLOG_ARGS`): ``LINDEX`` at the head, the middle and the tail, and
+    ``LINSERT`` before an element there (found by comparing every element from the head); the
+    median of ``repeats`` SLOWLOG durations each, in µs. The list is deleted afterwards."""
+    size = check_int("size", size, 3, 10_000_000)
+    repeats = check_int("repeats", repeats, 1, 1000)
+    if not slowlog_on(client):
+        raise ValueError("the server must log every command (start it with SLOWLOG_ARGS)")
+    key = "viz-10-list-walk"
+    client.delete(key)
+    with client.pipeline(transaction=False) as pipe:
+        for start in range(0, size, 1000):
+            pipe.rpush(key, *[f"e{i}" for i in range(start, min(start + 1000, size))])
+        pipe.execute()
+    places = {"head": 1, "middle": size // 2, "tail": size - 2}
+
+    def timed(command: tuple, undo: tuple | None = None) -> float:
+        durations = []
+        for _ in range(repeats):
+            client.slowlog_reset()
+            client.execute_command(*command)
+            durations += [int(entry["duration"]) for entry in client.slowlog_get(10)
+                          if str(entry.get("command", b""))[:12].upper().find(command[0]) >= 0]
+            if undo:
+                client.execute_command(*undo)
+        return float(statistics.median(durations))
+
+    try:
+        return {"size": size, "repeats": repeats,
+                "lindex_us": {place: timed(("LINDEX", key, index)) for place, index in places.items()},
+                "linsert_us": {place: timed(("LINSERT", key, "BEFORE", f"e{index}", "new"), ("LREM", key, 1, "new"))
+                               for place, index in places.items()}}
+    finally:
+        client.delete(key)
+
+
 def save_growth(record: dict, path: Path = STORED) -> None:
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
@@ -153,21 +192,3 @@ def series(record: dict, which: str) -> dict[str, list[tuple[int, float, float, 
         if points:
             out[entry["label"]] = points
     return out
-
-
-def spot_check(makers: Sequence[Callable[[], Peer]], stored: dict, size: int = SPOT_SIZE, per_size: int = 10,
-               batches: int = 3) -> list[tuple[str, float, float, float, float]]:
-    """Each library measured live here at one ``size``, beside the stored run there:
-    ``(label, live add, stored add, live pop, stored pop)`` medians in seconds."""
-    if size not in stored["sizes"]:
-        raise ValueError(f"size must be one of the stored run's sizes {stored['sizes']}, got {size}")
-    rows = []
-    adds, pops = series(stored, "add"), series(stored, "pop")
-    for make in makers:
-        with make() as peer:
-            point = measure_growth(peer, [size], per_size, batches)[0]
-            stored_add = next((m for n, m, _, _ in adds.get(peer.label, ()) if n == size), float("nan"))
-            stored_pop = next((m for n, m, _, _ in pops.get(peer.label, ()) if n == size), float("nan"))
-            rows.append((peer.label, statistics.median(point["add"]), stored_add,
-                         statistics.median(point["pop"]), stored_pop))
-    return rows

@@ -115,37 +115,34 @@ class OrdersView(PageView):
 
 
 class GrowthView(View):
-    """The stored growth run: time per add and per pop against the jobs waiting,
-    the client's timing on the left, Redis's own on the right, the spread between
-    batches drawn as bars. Bull's least urgent add is a line of its own."""
+    """The stored growth run, as Redis timed it: its own time per add and per pop
+    (SLOWLOG) against the jobs waiting, the spread between batches drawn as bars.
+    Bull's least urgent add is a line of its own. The client's timings stay in the
+    record: they move with the machine and the client library more than with the queue."""
 
     def __init__(self, stored: dict) -> None:
         from echomq_viz.peers.growth import series
 
         super().__init__()
         self.stored = stored
-        self.fig = Figure(figsize=(WIDTH, 7.2), dpi=visual.DPI)
-        grid = self.fig.subplots(2, 2, sharex=True)
+        self.fig = Figure(figsize=(WIDTH, 4.6), dpi=visual.DPI)
+        axes = self.fig.subplots(1, 2, sharey=True)
         handles = []
-        for row, kind in enumerate(("add", "pop")):
-            for column, prefix in enumerate(("", "server_")):
-                lines = series(stored, prefix + kind)
-                if kind == "add":
-                    least = series(stored, prefix + "add_least")
-                    for label in [label for label in least if label.startswith("Bull (")]:
-                        lines[f"{label}, least urgent add"] = least[label]
-                who = "client" if not prefix else "Redis (SLOWLOG)"
-                what = "most urgent add" if kind == "add" else "pop"
-                drawn = plots.draw_growth(grid[row][column], lines, f"{what} · {who}")
-                if row == 0 and column == 0:
-                    handles = drawn
-                if column:
-                    grid[row][column].set_ylabel("")
-                if row == 0:
-                    grid[row][column].set_xlabel("")
+        for column, kind in enumerate(("add", "pop")):
+            lines = series(stored, "server_" + kind)
+            if kind == "add":
+                least = series(stored, "server_add_least")
+                for label in [label for label in least if label.startswith("Bull (")]:
+                    lines[f"{label}, least urgent add"] = least[label]
+            what = "most urgent add" if kind == "add" else "pop"
+            drawn = plots.draw_growth(axes[column], lines, f"{what} · Redis's own time")
+            if column == 0:
+                handles = drawn
+            else:
+                axes[column].set_ylabel("")
         self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3,
                         fontsize=visual.SMALL, frameon=False)
-        self.fig.subplots_adjust(left=0.09, right=0.96, top=0.95, bottom=0.2, hspace=0.25, wspace=0.24)
+        self.fig.subplots_adjust(left=0.09, right=0.97, top=0.92, bottom=0.34, wspace=0.08)
         self.widget = w.VBox([static_image(self.fig), self.caption, self.status.widget])
         self._redraw_figure()
 
@@ -154,9 +151,8 @@ class GrowthView(View):
 
     def describe(self) -> str:
         names = ", ".join(entry["label"] for entry in self.stored["libraries"].values())
-        return ("Four log-log plots of microseconds per operation against the jobs already waiting, from the "
-                f"stored run up to {max(self.stored['sizes']):,} jobs: the most urgent add on top, the pop "
-                "below; the client's timing on the left, Redis's own time per operation on the right. Each "
-                f"point is the median of {self.stored['batches']} batches, its bar the lowest to the highest "
-                f"batch. One line per library, each with its own marker and dash: {names}; and Bull's least "
-                "urgent add.")
+        return ("Two log-log plots of Redis's own microseconds per operation (SLOWLOG) against the jobs already "
+                f"waiting, from the stored run up to {max(self.stored['sizes']):,} jobs: the most urgent add on "
+                f"the left, the pop on the right. Each point is the median of {self.stored['batches']} batches, "
+                f"its bar the lowest to the highest batch. One line per library, each with its own marker and "
+                f"dash: {names}; and Bull's least urgent add.")
