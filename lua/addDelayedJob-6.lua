@@ -24,7 +24,8 @@
     ARGV[7] delay, whole milliseconds, at least 1; timestamp + delay below 2^41
   Output:
     the job id; for a custom id that exists already, that id, unchanged
-    an error reply, with nothing written, when an argument is bad
+    an error reply, with nothing written, when an argument is bad or the job
+    would pass a cap the Redis operator set (checkJobCap)
 ]]
 local rcall = redis.call
 local markerKey, idKey, delayedKey, eventsKey = KEYS[1], KEYS[3], KEYS[4], KEYS[6]
@@ -35,6 +36,8 @@ local delay = ARGV[7]
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
 --- @include "includes/checkDelay"
+--- @include "includes/checkJobCap"
+--- @include "includes/recordJobCap"
 --- @include "includes/createJob"
 --- @include "includes/getDelayedScore"
 --- @include "includes/addDelayMarkerIfNeeded"
@@ -47,12 +50,17 @@ if not priority then
 end
 local argsError = checkKeys(prefix, {"marker", "meta", "id", "delayed", "completed", "events"}) or
   checkJobArgs(customId, name, timestamp, data) or checkDelay(timestamp, delay)
+local capState
+if not argsError then
+  argsError, capState = checkJobCap(prefix, name, data)
+end
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
 
 local jobId, jobKey, created = createJob(idKey, eventsKey, prefix, customId, name, data, timestamp, priority)
 if created then
+  recordJobCap(capState)
   -- storeJob writes delay 0 and opts {priority}; a delayed job records its delay.
   rcall("HSET", jobKey, "delay", delay, "opts", cjson.encode({priority = priority, delay = tonumber(delay)}))
   local score, dueTime = getDelayedScore(delayedKey, timestamp, delay)

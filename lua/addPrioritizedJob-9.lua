@@ -20,7 +20,8 @@
     ARGV[6] priority, an integer in 1..2097151 (2^21 - 1)
   Output:
     the job id; for a custom id that exists already, that id, unchanged
-    an error reply, with nothing written, when an argument is bad
+    an error reply, with nothing written, when an argument is bad or the job
+    would pass a cap the Redis operator set (checkJobCap)
 ]]
 local rcall = redis.call
 local markerKey, metaKey, idKey = KEYS[1], KEYS[2], KEYS[3]
@@ -31,6 +32,8 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
 --- @include "includes/checkPriorityCounter"
+--- @include "includes/checkJobCap"
+--- @include "includes/recordJobCap"
 --- @include "includes/createJob"
 --- @include "includes/addJobWithPriority"
 --- @include "includes/emitEvent"
@@ -43,6 +46,10 @@ end
 local argsError = checkKeys(prefix, {"marker", "meta", "id", "prioritized", "delayed", "completed",
   "active", "events", "pc"}) or checkJobArgs(customId, name, timestamp, data) or
   checkPriorityCounter(priorityCounterKey)
+local capState
+if not argsError then
+  argsError, capState = checkJobCap(prefix, name, data)
+end
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
@@ -51,6 +58,7 @@ local jobId, _, created = createJob(idKey, eventsKey, prefix, customId, name, da
 if not created then
   return jobId
 end
+recordJobCap(capState)
 addJobWithPriority(markerKey, metaKey, prioritizedKey, priorityCounterKey, priority, jobId)
 emitEvent(eventsKey, "waiting", jobId)
 return jobId

@@ -18,7 +18,8 @@
     ARGV[5] job data, a JSON string
   Output:
     the job id; for a custom id that exists already, that id, unchanged
-    an error reply, with nothing written, when an argument is bad
+    an error reply, with nothing written, when an argument is bad or the job
+    would pass a cap the Redis operator set (checkJobCap)
 ]]
 local rcall = redis.call
 local waitKey, metaKey, idKey, eventsKey, markerKey = KEYS[1], KEYS[3], KEYS[4], KEYS[8], KEYS[9]
@@ -26,6 +27,8 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 
 --- @include "includes/checkKeys"
 --- @include "includes/checkJobArgs"
+--- @include "includes/checkJobCap"
+--- @include "includes/recordJobCap"
 --- @include "includes/createJob"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
@@ -34,6 +37,10 @@ local prefix, customId, name, timestamp, data = ARGV[1], ARGV[2], ARGV[3], ARGV[
 -- Every check comes before the first write: a refused call changes nothing.
 local argsError = checkKeys(prefix, {"wait", "paused", "meta", "id", "completed", "delayed", "active",
   "events", "marker"}) or checkJobArgs(customId, name, timestamp, data)
+local capState
+if not argsError then
+  argsError, capState = checkJobCap(prefix, name, data)
+end
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end
@@ -42,6 +49,7 @@ local jobId, _, created = createJob(idKey, eventsKey, prefix, customId, name, da
 if not created then
   return jobId
 end
+recordJobCap(capState)
 
 rcall("LPUSH", waitKey, jobId)
 addBaseMarkerIfNeeded(markerKey, isQueuePaused(metaKey))
