@@ -403,7 +403,7 @@ def test_clean_through_one_nodes_url_removes_orphans_on_every_node(clean: Cluste
     assert len(orphans) == MASTERS, "no orphan on some node: the test proves nothing"
     for key in orphans.values():
         clean.client.rpush(key, "1")
-    clean.client.set(lease_key("a11fe001"), "proof")
+    clean.client.set(lease_key("a11fe001"), "proof", px=60_000)  # a live lease always expires
     clean.client.rpush("emq:{viz-kept@a11fe001}:wait", "1")
     clean.client.set("emq:{orders}:pc", "7")
     monkeypatch.delenv("REDIS_URL", raising=False)

@@ -215,7 +215,7 @@ def test_clean_checks_the_lease_in_the_same_step_as_the_delete(w):
     server = owners._Server(w, "0badc0de")
     try:
         queues = {"viz-q": keys}
-        w.set(lease_key("0badc0de"), "renewed meanwhile")
+        w.set(lease_key("0badc0de"), "renewed meanwhile", px=30_000)
         assert owners._unlink_orphaned(server, server.nodes[0], "0badc0de", queues) == 0
         assert w.exists(*keys) == len(keys)
         w.delete(lease_key("0badc0de"))
