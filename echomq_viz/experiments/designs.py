@@ -23,23 +23,23 @@ from echomq_viz.core.checks import check_bool, check_int, check_str
 from echomq_viz.core.keys import Keys
 from echomq_viz.experiments.live import Demo
 from echomq_viz.core.score import EXACT_LIMIT, TIER_SPAN, split_stored
-from echomq_viz.redis_side.lua_loader import LUA_DIR, resolve_includes
+from echomq_viz.redis_side import variants
+from echomq_viz.redis_side.functions import ScriptCall
 from echomq_viz.core.notation import power, power_minus
 from echomq_viz.redis_side.scripts import validate_priority
 
 __all__ = [
     "DESIGN_DIR", "Design", "DESIGNS", "Arrival", "Scenario", "SCENARIOS", "Outcome", "DesignRunner",
     "design_source", "EXACT_BITS", "BUDGET_CEILING", "Budget", "check_budget", "EXERCISE_JOBS", "EXERCISE_ANSWER",
+    "EXERCISE_RANGES", "TENANTS_4000_RANGES", "TENANTS_4000_ANSWER",
     "PackOutcome", "run_packing", "WRAP_DAYS",
 ]
 
-DESIGN_DIR = LUA_DIR / "designs"
+DESIGN_DIR = variants.DESIGN_DIR
 EXACT_BITS = 53  # a double keeps every whole number exact up to 2**53
 BUDGET_CEILING = 64  # bits of one double: no budget may ask for more, not even for teaching
 WRAP_DAYS = TIER_SPAN / 86_400_000  # 2**32 ms in days: about 49.7
 _P32 = power(2, 32)  # "2³²", as the scenarios' text writes it
-_POP_LINE = 'local popped = rcall("ZPOPMIN", prioritizedKey)'
-_SCORE_INCLUDE = LUA_DIR / "includes" / "getPriorityScore.lua"
 _LOCK_MS = 60_000
 
 
@@ -59,9 +59,7 @@ class Design:
     @property
     def replaces(self) -> str:
         """The exact text of the real assembled script this design replaces."""
-        if self.script == "moveToActive":
-            return _POP_LINE
-        return _SCORE_INCLUDE.read_text(encoding="utf-8").rstrip("\n")
+        return variants.replaced_text(self.script)
 
 
 DESIGNS = (
@@ -82,11 +80,7 @@ def design_source(design: Design, real_source: str) -> str:
     """
     if not isinstance(design, Design):
         raise TypeError(f"design must be a Design, got {type(design).__name__}")
-    replaced = design.replaces
-    if real_source.count(replaced) != 1:
-        raise RuntimeError(f"the real {design.script} script no longer holds the text "
-                           f"{design.file} replaces exactly once")
-    return real_source.replace(replaced, resolve_includes(design.path, LUA_DIR).rstrip("\n"))
+    return variants.design_source(design.file, design.script, real_source)
 
 
 @dataclass(frozen=True)
@@ -206,7 +200,7 @@ class DesignRunner:
 
     def _script(self, design: Design):
         if design.key not in self._registered:
-            self._registered[design.key] = self.client.register_script(self.source(design))
+            self._registered[design.key] = ScriptCall(self.client, self.source(design))  # in a shared library
         return self._registered[design.key]
 
     def reset(self) -> None:
@@ -337,6 +331,12 @@ EXERCISE_JOBS = (
     ("99", 1999, 5, 99), ("100", 1999, 5, 100), ("101", 1999, 5, 101), ("102", 7, 1, 102),
 )
 EXERCISE_ANSWER = Budget(11, 10, 32)  # 2048 tenants, 1024 priorities, 2**32 arrivals: 53 bits
+# What the exercise states each key may reach (a budget is judged by these, not by the eight
+# jobs alone, whose largest priority is 5): tenants 0..1999, priorities up to 1000, 32-bit arrivals
+EXERCISE_RANGES = (1999, 1000, 2**32 - 1)
+# The follow-up: 4,000 tenants need a 12th tenant bit, which only the arrival can give up
+TENANTS_4000_RANGES = (3999, 1000, 2**31 - 1)
+TENANTS_4000_ANSWER = Budget(12, 10, 31)
 
 
 @dataclass(frozen=True)
@@ -414,7 +414,7 @@ def run_packing(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *,
         check_budget(budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
     checked = _checked_jobs(budget, jobs)
     demo.reset()
-    script = demo.client.register_script(resolve_includes(DESIGN_DIR / "packThreeKeys.lua", LUA_DIR))
+    script = ScriptCall(demo.client, variants.packing_source())  # in a shared Redis's library
     args = [Keys.base(demo.ctx), budget.tenant_bits, budget.priority_bits, budget.arrival_bits,
             "1" if past_53_for_teaching else "0"]
     for job in checked:

@@ -32,6 +32,8 @@ from echomq_viz.redis_side.scripts import (
     BatchError, Job, Scripts, encode_job_data, validate_priority, validate_priority_counter,
 )
 from echomq_viz.redis_side.server import connect, warn_if_evicting
+from echomq_viz.redis_side.functions import ScriptCall
+from echomq_viz.redis_side.variants import TEACHING_PRIORITY_CEILING, past_the_limit_source
 
 __all__ = [
     "DEMO_PREFIX", "Entry", "Comparison", "Demo", "LeaseLost", "QueueDamaged", "clean_orphans", "seeded_priorities",
@@ -40,9 +42,6 @@ __all__ = [
 
 MAX_DEMO_NAME = MAX_NAME_LENGTH - 9  # room for "@" and the 8-character token
 
-# The one call in addPrioritizedJob-9.lua that enforces the priority limit.
-_LIMIT_CHECK = "checkPriority(ARGV[6], 1)"
-TEACHING_PRIORITY_CEILING = 2**32 - 1
 
 
 def _check_counter(counter: object, what: str = "counter") -> int:
@@ -55,19 +54,6 @@ def checked_job(what: str, job: object, max_priority: int = PRIORITY_LIMIT) -> t
     if not isinstance(job, (tuple, list)) or len(job) != 2:
         raise TypeError(f"{what} must be a (priority, counter) pair, got {describe(job)}")
     return check_int(f"{what} priority", job[0], 1, max_priority), _check_counter(job[1], f"{what} counter")
-
-
-def past_the_limit_source(real_source: str) -> str:
-    """addPrioritizedJob-9's assembled source with only its priority limit
-    raised to 2**32 - 1: everything else is the real script, byte for byte.
-
-    For teaching what happens past 2**21 - 1; the normal API never uses it.
-    """
-    if real_source.count(_LIMIT_CHECK) != 1:
-        raise RuntimeError(f"addPrioritizedJob-9 no longer calls {_LIMIT_CHECK} exactly once")
-    return real_source.replace(
-        _LIMIT_CHECK, f"checkPriority(ARGV[6], 1, {TEACHING_PRIORITY_CEILING})"
-    )
 
 
 class QueueDamaged(OneLineError, RuntimeError):
@@ -211,7 +197,7 @@ class Demo:
             self._set_pc_for(counter)
         if self._past_the_limit is None:
             source = past_the_limit_source(self.scripts.sources["addPrioritizedJob"].source)
-            self._past_the_limit = self.client.register_script(source)
+            self._past_the_limit = ScriptCall(self.client, source)  # in the library of a shared Redis
         keys = self.scripts.sources["addPrioritizedJob"].keys(self.ctx)
         job_id = self._past_the_limit(
             keys=keys, args=[Keys.base(self.ctx), "", name, int(time.time() * 1000), "{}", priority]

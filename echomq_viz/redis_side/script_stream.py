@@ -1,7 +1,7 @@
 """Many calls of one Lua script down one Redis connection, pipelined.
 
 :class:`ScriptStream` writes the calls in the Redis protocol itself, the fixed
-part (EVALSHA, sha, KEYS) once, and keeps a chunk in flight ahead of the
+part (FCALL and the library's function, or EVALSHA and the sha; the KEYS) once, and keeps a chunk in flight ahead of the
 replies it reads, so Redis runs one chunk while Python reads the last.
 :mod:`echomq_viz.redis_side.scripts` uses it for bulk adds and drains.
 """
@@ -21,20 +21,22 @@ class ScriptStream:
     """Calls of one script with fixed KEYS, sent in chunks on a connection
     of its own (a context manager: ``with ScriptStream(...) as stream``).
 
-    Each chunk opens with SCRIPT LOAD on the same connection, so its calls
-    find the script even after a SCRIPT FLUSH. A connection left with unread
+    With ``function``, the name of the server's library function for this
+    source (:mod:`.functions`), each call is an FCALL of it; else each chunk
+    opens with SCRIPT LOAD on the same connection, so its EVALSHA calls find
+    the script even after a SCRIPT FLUSH. A connection left with unread
     replies is closed, never handed back to the pool.
     """
 
-    def __init__(self, client: Any, source: str, keys: Sequence[str]) -> None:
+    def __init__(self, client: Any, source: str, keys: Sequence[str], *, function: str | None = None) -> None:
         self._pool = client.connection_pool
         try:
             self._connection = self._pool.get_connection()
         except TypeError:  # redis-py before 5.3 asks for a command name
             self._connection = self._pool.get_connection("EVALSHA")
         sha = hashlib.sha1(source.encode()).hexdigest()
-        self._load = self._command(("SCRIPT", "LOAD", source))
-        head = ("EVALSHA", sha, len(keys), *keys)
+        self._load = b"" if function else self._command(("SCRIPT", "LOAD", source))
+        head = ("FCALL", function, len(keys), *keys) if function else ("EVALSHA", sha, len(keys), *keys)
         self._head, self._head_size = b"".join(map(self._bulk, head)), len(head)
         self._sizes: deque[int] = deque()
 
@@ -64,12 +66,13 @@ class ScriptStream:
         """The replies of the oldest chunk sent, in order; a refused call's
         reply is its ResponseError."""
         replies = []
-        for _ in range(self._sizes.popleft() + 1):  # SCRIPT LOAD's reply first
+        loads = 1 if self._load else 0  # SCRIPT LOAD's reply first
+        for _ in range(self._sizes.popleft() + loads):
             try:
                 replies.append(self._connection.read_response())
             except ResponseError as error:
                 replies.append(error)
-        return replies[1:]
+        return replies[loads:]
 
     def __enter__(self) -> "ScriptStream":
         return self

@@ -1,8 +1,9 @@
 """The real EchoMQ Lua scripts, run from Python.
 
-:class:`Scripts` registers every script :mod:`echomq_viz.redis_side.lua_loader`
-assembles from ``lua/`` with redis-py (EVALSHA, loading the script again on
-NOSCRIPT) and exposes them under EchoMQ's names; bulk adds and drains stream
+:class:`Scripts` calls every script :mod:`echomq_viz.redis_side.lua_loader`
+assembles from ``lua/`` (as a function of the server's library with FCALL,
+:mod:`echomq_viz.redis_side.functions`, else with EVALSHA, loading the script
+again on NOSCRIPT) and exposes them under EchoMQ's names; bulk adds and drains stream
 pipelined chunks down one connection (:mod:`echomq_viz.redis_side.script_stream`). Each
 method checks its arguments in Python first; the scripts check them again, so
 a call that bypasses Python is refused as well, before anything is written.
@@ -19,6 +20,7 @@ from redis.exceptions import ResponseError
 
 from echomq_viz.core.checks import check_bool, check_int, check_text, describe
 from echomq_viz.core.keys import Keys, QueueContext, validate_job_id
+from echomq_viz.redis_side.functions import ScriptCall
 from echomq_viz.redis_side.lua_loader import LuaScript, load_scripts
 from echomq_viz.core.notation import power_minus
 from echomq_viz.core.score import MAX_PRIORITY_COUNTER, PRIORITY_LIMIT, PRIORITY_LIMIT_TEXT, split_score
@@ -150,9 +152,7 @@ class Scripts:
     def __init__(self, client: Any, scripts: Mapping[str, LuaScript] | None = None) -> None:
         self.client = client
         self.sources = dict(scripts) if scripts is not None else load_scripts()
-        self._registered = {
-            name: client.register_script(script.source) for name, script in self.sources.items()
-        }
+        self._registered = {name: ScriptCall(client, script.source) for name, script in self.sources.items()}
 
     def run(self, command: str, ctx: QueueContext, args: Sequence[Any]) -> Any:
         """Run a script by command name with its queue's KEYS and raw ARGV.
@@ -186,7 +186,7 @@ class Scripts:
             # A cluster pipeline refuses EVALSHA; every key of a queue lives in
             # one slot, so the node that owns them takes the calls directly.
             client = client.get_node_from_key(keys[0]).redis_connection
-        return ScriptStream(client, script.source, keys)
+        return ScriptStream(client, script.source, keys, function=ScriptCall(client, script.source).function())
 
     def add_prioritized_job(
         self, ctx: QueueContext, name: str, data: Any, priority: int,
