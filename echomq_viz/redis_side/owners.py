@@ -42,9 +42,10 @@ from redis.exceptions import ConnectionError as LostConnection, NoPermissionErro
 
 from echomq_viz.core.checks import check_str
 from echomq_viz.core.keys import MAX_NAME_LENGTH
+from echomq_viz.redis_side.functions import ScriptCall, cached_functions
 
 __all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "ENV_LEASE", "LeaseLost", "DemoKeysForbidden",
-           "lease_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner",
+           "lease_key", "registry_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner",
            "namespace_of", "key_pattern"]
 
 DEMO_PREFIX = "viz-"
@@ -54,6 +55,7 @@ MAX_NAMESPACE = 24  # escaped; a longer one is shortened with a hash (see namesp
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 ENV_LEASE = "ECHOMQ_VIZ_LEASE_SECONDS"
 LEASE_RANGE = (1.0, 3600.0)
+LONGEST_LEASE_MS = int(LEASE_RANGE[1] * 1000)  # a lease without expiry, or a longer one, was written by hand
 
 
 def lease_seconds(environ=os.environ) -> float:
@@ -83,7 +85,15 @@ _LUA = Path(__file__).resolve().parents[1] / "lua" / "owners"
 if not _LUA.is_dir():  # a source checkout keeps lua/ at the top level
     _LUA = Path(__file__).resolve().parents[2] / "lua" / "owners"
 _RENEW = (_LUA / "renewLease-1.lua").read_text(encoding="utf-8")
+_TAKE = (_LUA / "takeLease-1.lua").read_text(encoding="utf-8")
 _UNLINK_ORPHANED = (_LUA / "unlinkOrphaned-N.lua").read_text(encoding="utf-8")
+# The keys of an owner itself: its lease, and the count of its queues' jobs where caps hold
+# (lua/includes/checkJobCap.lua); a student's count, '<namespace>.registry', outlives each kernel.
+_OWNER_KEY = re.compile(r"emq:\{viz-@(%s)\}:(?:lease|queues)\Z" % _TOKEN_TEXT)
+_STUDENT_REGISTRY = re.compile(r"emq:\{viz-@[a-z0-9-]{1,%d}\.registry\}:queues\Z" % MAX_NAMESPACE)
+# Any key some student's ACL pattern (key_pattern) lets it write: one that is none of the above
+# was written by hand, not by the package, and clean takes it at once.
+_IN_A_NAMESPACE = re.compile(rb"emq:\{viz-.*@[a-z0-9-]{1,%d}\.[\s\S]{8}\}:" % MAX_NAMESPACE, re.S)
 
 
 class OneLineError:
@@ -101,6 +111,13 @@ class LeaseLost(OneLineError, RuntimeError):
 
 class DemoKeysForbidden(OneLineError, PermissionError):
     """The Redis user may not write demo keys; nothing was written."""
+
+
+def registry_key(token: str) -> str:
+    """Where caps hold, the count of the owner ``token``'s queues and jobs,
+    ``emq:{viz-@<token>}:queues`` (beside its lease), for an owner without a
+    namespace: a student's count is ``emq:{viz-@<namespace>.registry}:queues``."""
+    return lease_key(token)[:-len("lease")] + "queues"
 
 
 def lease_key(token: str) -> str:
@@ -221,7 +238,8 @@ class _Server:
         else:
             self.nodes = (_quiet_twin(client, hook),)
         self.lease_node = self.node_of(lease_key(token))
-        self.renew = self.lease_node.register_script(_RENEW)
+        self.renew = ScriptCall(self.lease_node, _RENEW)
+        self.take = ScriptCall(self.lease_node, _TAKE)
 
     def node_of(self, key: str):
         """The twin of the node that holds ``key``."""
@@ -258,18 +276,38 @@ def this_owner() -> str:
     return _OWNER.token
 
 
-def _scan_demo_keys(node: Any, token_glob: str):
-    """Each SCAN batch's demo keys of the owners ``token_glob`` matches, as
-    ``{token: {queue: [keys]}}``."""
+def _scan_batches(node: Any, token_glob: str):
+    """Each SCAN batch of the keys of the owners ``token_glob`` matches, sorted
+    as ``(owners, leases, by_hand)``: the demo keys (and an owner's count of its
+    queues) as ``{token: {queue: [keys]}}``, the tokens whose lease was seen,
+    and the keys in a student's namespace that the package never writes."""
     pattern = f"emq:{{{DEMO_PREFIX}*{OWNER_MARK}{token_glob}}}:*"  # no glob character in the fixed parts
     cursor = None
     while cursor != 0:
         cursor, keys = node.scan(cursor or 0, match=pattern, count=_SCAN_BATCH)
         owners: dict[str, dict[str, list[bytes]]] = {}
+        leases: set[str] = set()
+        by_hand: list[bytes] = []
         for key in keys:
             owner = _demo_owner(key)
             if owner is not None:
                 owners.setdefault(owner[1], {}).setdefault(owner[0], []).append(key)
+                continue
+            text = key.decode("utf-8", "replace")
+            own = _OWNER_KEY.match(text)
+            if own is not None and text.endswith(":lease"):
+                leases.add(own.group(1))
+            elif own is not None:
+                owners.setdefault(own.group(1), {}).setdefault("", []).append(key)
+            elif not _STUDENT_REGISTRY.match(text) and _IN_A_NAMESPACE.match(key):
+                by_hand.append(key)
+        yield owners, leases, by_hand
+
+
+def _scan_demo_keys(node: Any, token_glob: str):
+    """Each SCAN batch's demo keys of the owners ``token_glob`` matches, as
+    ``{token: {queue: [keys]}}``."""
+    for owners, _, _ in _scan_batches(node, token_glob):
         yield owners
 
 
@@ -284,19 +322,36 @@ def _unlink_own_keys(server: _Server, token: str) -> int:
 
 
 def _unlink_orphaned(server: _Server, node: Any, token: str, queues: dict[str, list[bytes]]) -> int:
-    """Delete ``queues`` (one owner's keys on ``node``) only while its lease is absent."""
+    """Delete ``queues`` (one owner's keys on ``node``; none: the lease alone)
+    only while it holds no lease: none, or one written by hand (no expiry, or
+    longer than any kernel takes), which goes too."""
     lease = lease_key(token)
     if not server.cluster:  # the lease and the keys on one server: check and delete in one step
         keys = [key for queue_keys in queues.values() for key in queue_keys]
-        script = node.register_script(_UNLINK_ORPHANED)
-        return sum(script(keys=[lease, *keys[start:start + _SCAN_BATCH]])
-                   for start in range(0, len(keys), _SCAN_BATCH))
+        script = ScriptCall(node, _UNLINK_ORPHANED)
+        return sum(script(keys=[lease, *keys[start:start + _SCAN_BATCH]], args=[LONGEST_LEASE_MS])
+                   for start in range(0, max(len(keys), 1), _SCAN_BATCH))
     # On a cluster the lease sits in another slot, so this cannot be one step. It is
     # still sound: an owner never takes a lapsed lease back on a cluster (not even
     # after a node restarted), so a lease found absent stays absent for that token.
-    if server.node_of(lease).exists(lease):
+    lease_node = server.node_of(lease)
+    ttl = lease_node.pttl(lease)
+    if 0 < ttl <= LONGEST_LEASE_MS:
         return 0
-    return sum(node.unlink(*queue_keys) for queue_keys in queues.values())
+    removed = lease_node.unlink(lease) if ttl != -2 else 0
+    return removed + sum(node.unlink(*queue_keys) for queue_keys in queues.values())
+
+
+def _unlink_by_hand(node: Any, keys: list[bytes]) -> int:
+    """Delete keys written by hand in a student's namespace (one at a time: a
+    cluster's slots, and a student's clean may reach only its own of them)."""
+    removed = 0
+    for key in keys:
+        try:
+            removed += node.unlink(key)
+        except NoPermissionError:  # another student's pattern: their clean, or the operator's
+            pass
+    return removed
 
 
 def _confined_namespace(client: Any) -> str | None:
@@ -334,9 +389,13 @@ def clean_orphans(client: Any) -> int:
     try:
         for node in server.nodes:
             # _DEMO_KEY then keeps only real tokens; a student's user cleans only its own namespace
-            for owners in _scan_demo_keys(node, "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"):
+            glob = "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"
+            for owners, leases, by_hand in _scan_batches(node, glob):
                 for token, queues in owners.items():
                     removed += _unlink_orphaned(server, node, token, queues)
+                for token in leases - owners.keys():  # a lease written by hand goes even with no keys
+                    removed += _unlink_orphaned(server, node, token, {})
+                removed += _unlink_by_hand(node, by_hand)
     finally:
         server.close()
     return removed
@@ -386,8 +445,7 @@ class _Owner:
                 self.token = self._fresh_token()
         server = _Server(client, self.token, self._set_up)
         try:
-            while not server.lease_node.set(lease_key(self.token), self._proof, nx=True,
-                                             px=int(LEASE_SECONDS * 1000)):
+            while not server.take(keys=[lease_key(self.token)], args=[self._proof, int(LEASE_SECONDS * 1000)]):
                 if server.lease_node.get(lease_key(self.token)) == self._proof:
                     break  # ours already: the same server under another address
                 if self._servers:
@@ -421,10 +479,18 @@ class _Owner:
                 return
             if run_id == server.run_id:
                 return  # the same server: a lapse there is never taken back
+            server.run_id = run_id
+            if server.take.name in (cached_functions(server.lease_node) or ()):  # a student may only FCALL
+                connection.send_command("FCALL", server.take.name, 1, lease_key(self.token), self._proof,
+                                        int(LEASE_SECONDS * 1000))
+                try:
+                    server.lost = connection.read_response() != 1  # 0: someone holds our token there
+                except ResponseError:  # the library went with the restart: nothing of ours is written
+                    server.lost = True
+                return
             connection.send_command("SET", lease_key(self.token), self._proof, "NX", "PX",
                                     int(LEASE_SECONDS * 1000))
             server.lost = connection.read_response() is None  # None: someone holds our token there
-            server.run_id = run_id
 
     def _renew(self, server: _Server) -> bool:
         """Compare and renew in one step; True while the lease is ours."""
@@ -451,7 +517,7 @@ class _Owner:
             try:
                 if not server.lost and server.lease_node.get(lease_key(self.token)) == self._proof:
                     removed += _unlink_own_keys(server, self.token)
-                    server.lease_node.unlink(lease_key(self.token))
+                    server.lease_node.unlink(lease_key(self.token), registry_key(self.token))
             except Exception:  # that Redis is gone already, and our keys with it
                 pass
             server.close()
