@@ -12,11 +12,23 @@ JupyterHub's ``pre_spawn_hook`` gets it from :func:`student_url` and hands it
 to the spawner (``deploy/jupyterhub/config.yaml``). The password is random,
 new at every call (an old one stops working), and never printed.
 
-The user's commands are what the package runs: reads and writes (without
-the ``@dangerous`` ones: no FLUSHALL, KEYS, CONFIG, DEBUG), ``EVALSHA`` and
-``SCRIPT LOAD`` for the Lua scripts, ``INFO`` and ``ACL WHOAMI``; no Pub/Sub
-channel. SCAN stays allowed (a kernel finds its own keys with it): a student
-can list the names of other demo keys, never read or change them.
+The user runs the package's code and no code of its own: the scripts are the
+operator's function library (:mod:`.functions`, loaded by :func:`add_student`
+on Redis 7 or newer; an older server is refused in one line), called with
+``FCALL``/``FCALL_RO``; no ``EVAL``, ``EVALSHA``, ``SCRIPT``, ``FUNCTION``,
+``SELECT`` (its keys stay in the database ``clean`` scans), ``MULTI`` or Pub/Sub,
+and nothing of ``@dangerous`` (no FLUSHALL, KEYS, CONFIG, DEBUG). Reads are
+free on its keys; SCAN too (a kernel finds its own keys with it): a student can
+list the names of other demo keys, never read or change them. Its caps
+(:mod:`.caps`) are written beside it, readable by it and by nobody's writes.
+
+Redis checks every command a function calls against the caller's own rights,
+so the write commands the functions call are the user's to send by hand as
+well: :data:`STUDENT_WRITES` names each and why, none more; ``SET`` only on a
+job's lock and a queue's ``pc``, ``PSETEX`` only on its leases (so every lease
+it writes expires). What it writes by hand stays in its own keys, which
+``clean`` finds, and under ``maxmemory``; the caps hold on everything written
+through the package (docs/sharing-a-redis.md).
 """
 
 from __future__ import annotations
@@ -29,14 +41,50 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from echomq_viz.core.checks import check_str
+from echomq_viz.redis_side.caps import DEFAULT_CAPS, JobCaps, caps_key, clear_caps, set_caps
+from echomq_viz.redis_side.functions import (
+    check_version, function_name, load_library, loaded_functions, package_sources,
+)
 from echomq_viz.redis_side.owners import check_client, key_pattern, namespace_of
 
-__all__ = ["STUDENT_RULES", "student_rules", "add_student", "student_url", "remove_student", "write_student_url"]
+__all__ = ["STUDENT_RULES", "STUDENT_WRITES", "student_rules", "add_student", "student_url", "remove_student",
+           "write_student_url", "ensure_library"]
 
-# After "reset" (no keys, no channels, no commands, no password, off).
+# Every write command a function of the library calls (Redis checks a function's commands against
+# the caller's rights), and the one a kernel sends itself; each with who needs it.
+STUDENT_WRITES = {
+    "hset": "every add writes its job hash; moveToActive, changePriority and retryJob update it; "
+            "recordJobCap keeps the student's count of jobs",
+    "hdel": "recordJobCap forgets a queue with no job left from the student's count",
+    "hincrby": "moveToActive and retryJob count a job's attempts",
+    "incr": "every add takes the next job id ('id') and arrival counter ('pc')",
+    "lpush": "a job without priority joins the wait list, a taken job 'active'",
+    "rpush": "retryJob and changePriority put a job at the front of the wait list (lifo)",
+    "lrem": "changePriority and retryJob take a job out of the wait list or 'active'",
+    "rpoplpush": "moveToActive takes the next job of the wait list into 'active'",
+    "zadd": "a job is filed in the prioritized or delayed set; the marker wakes workers",
+    "zrem": "changePriority and promote take a job out of its sorted set",
+    "zpopmin": "moveToActive takes the smallest score",
+    "zpopmax": "notebook 09's wrong design takes the largest",
+    "xadd": "every script tells the queue's events stream what it did",
+    "srem": "retryJob takes a job out of 'stalled'",
+    "del": "moveToActive deletes 'pc' when the queue is empty; retryJob a job's lock",
+    "unlink": "Demo.reset() and a kernel's exit delete its own queues' keys (found with SCAN); the "
+              "student's clean, a dead kernel's; unlinkOrphaned-N the same",
+    "pexpire": "renewLease renews a kernel's lease",
+}
+# Writes granted on a few key shapes only (an ACL selector each): the glob after the
+# namespace's pattern, and why.
+SELECTED_WRITES = {
+    "set": (("*:lock", "pc"), "moveToActive locks the job it hands out (with an expiry); Demo.set_counter "
+                              "and add_at_counter set 'pc' itself, to show the counter's wrap"),
+    "psetex": (("lease",), "takeLease takes a kernel's lease: only with an expiry"),
+}
+# After "reset" (no keys, no channels, no commands, no password, off); the keys come in student_rules.
 STUDENT_RULES = (
-    "-@all", "+@read", "+@write", "+@connection", "+@transaction", "-@dangerous",
-    "+eval", "+evalsha", "+script|load", "+script|exists", "+info", "+acl|whoami", "+select", "+ping",
+    "-@all", "+@read", "+@connection", "-@dangerous", "+info", "+acl|whoami", "+ping", "+fcall", "+fcall_ro",
+    *(f"+{command}" for command in STUDENT_WRITES),
+    "-select", "-eval", "-evalsha", "-eval_ro", "-evalsha_ro", "-script", "-function",
 )
 _NAME = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
 
@@ -52,7 +100,15 @@ def _check_name(name: object) -> str:
 
 def student_rules(name: str) -> list[str]:
     """The ACL SETUSER rules of ``name``'s user, its password aside."""
-    return ["reset", "on", f"~{key_pattern(namespace_of(_check_name(name)))}", *STUDENT_RULES]
+    namespace = namespace_of(_check_name(name))
+    pattern = key_pattern(namespace)  # emq:{viz-*@<namespace>.????????}:*
+    lease = pattern.replace("{viz-*@", "{viz-@", 1)[:-1]  # emq:{viz-@<namespace>.????????}:
+    selectors = []
+    for command, (shapes, _why) in SELECTED_WRITES.items():
+        base = lease if shapes == ("lease",) else pattern[:-1]
+        selectors.append("(" + " ".join(f"~{base}{shape}" for shape in shapes) + f" +{command})")
+    return ["reset", "on", f"~{pattern}", f"%R~{caps_key(namespace)}", f"%R~{caps_key()}", *STUDENT_RULES,
+            *selectors]
 
 
 def _student_url(operator_url: str, name: str, password: str) -> str:
@@ -67,28 +123,59 @@ def _student_url(operator_url: str, name: str, password: str) -> str:
     return urlunsplit((parts.scheme, userinfo + host, parts.path, parts.query, ""))
 
 
-def add_student(operator: Any, name: str, operator_url: str) -> str:
+def ensure_library(operator: Any) -> bool:
+    """Load the package's function library on ``operator``'s server unless it
+    holds every function already; True when it was loaded.
+
+    :raises RedisTooOld: before Redis 7.0 (one line), nothing changed.
+    """
+    check_version(operator)
+    wanted = {function_name(source) for source in package_sources()}
+    present = loaded_functions(operator, refresh=True)
+    if present is not None and wanted <= present:
+        return False
+    load_library(operator)
+    return True
+
+
+def add_student(operator: Any, name: str, operator_url: str, *, caps: JobCaps = DEFAULT_CAPS) -> str:
     """Create or update the Redis user ``name`` (a fresh random password) on
-    the server ``operator`` (a client logged in as a user allowed ``ACL``)
-    reaches; returns the student's ``REDIS_URL`` there: ``operator_url`` (the
-    address ``operator`` was made from) with the student's user and password."""
+    the server ``operator`` (a client logged in as a user allowed ``ACL``,
+    ``FUNCTION`` and writes to ``emq:caps*``) reaches, with its ``caps``
+    (:class:`echomq_viz.redis_side.caps.JobCaps`), the package's function library
+    loaded first if it is missing; returns the student's ``REDIS_URL`` there:
+    ``operator_url`` (the address ``operator`` was made from) with the
+    student's user and password.
+
+    :raises RedisTooOld: before Redis 7.0, in one line, nothing changed.
+    """
     check_client(operator)
     _check_name(name)
     if not isinstance(operator_url, str) or urlsplit(operator_url).scheme not in ("redis", "rediss", "unix"):
         raise ValueError("operator_url must be a redis://, rediss:// or unix:// URL")  # never echoed: a password
+    if not isinstance(caps, JobCaps):
+        raise TypeError(f"caps must be a JobCaps, e.g. JobCaps(queue_jobs=5000), got {type(caps).__name__}")
+    if hasattr(operator, "get_primaries"):
+        raise ValueError("a Redis shared by students must be one server, not a cluster: its users, caps and "
+                         "function library would live on each node apart")
+    ensure_library(operator)
+    set_caps(operator, caps, namespace=namespace_of(name))
     password = secrets.token_urlsafe(32)
     operator.execute_command("ACL", "SETUSER", name, *student_rules(name), f">{password}")
     return _student_url(operator_url, name, password)
 
 
 def remove_student(operator: Any, name: str) -> bool:
-    """Delete the Redis user ``name``; True if it existed. Its keys stay
-    until ``echomq-viz clean`` (its kernels' leases lapse)."""
+    """Delete the Redis user ``name`` and its caps; True if it existed. Its
+    keys stay until ``echomq-viz clean`` (its kernels' leases lapse)."""
     check_client(operator)
-    return bool(operator.execute_command("ACL", "DELUSER", _check_name(name)))
+    existed = bool(operator.execute_command("ACL", "DELUSER", _check_name(name)))
+    clear_caps(operator, namespace=namespace_of(name))
+    operator.delete(f"emq:{{viz-@{namespace_of(name)}.registry}}:queues")  # its count of jobs
+    return existed
 
 
-def student_url(operator_url: str, name: str) -> str:
+def student_url(operator_url: str, name: str, *, caps: JobCaps = DEFAULT_CAPS) -> str:
     """:func:`add_student` on the Redis at ``operator_url``: the student's
     ``REDIS_URL``, for a hub's ``pre_spawn_hook`` to hand to the spawner
     (``deploy/jupyterhub/config.yaml``). Never log it."""
@@ -97,12 +184,13 @@ def student_url(operator_url: str, name: str) -> str:
     _check_name(name)
     operator = connect(operator_url)
     try:
-        return add_student(operator, name, operator_url)
+        return add_student(operator, name, operator_url, caps=caps)
     finally:
         operator.close()
 
 
-def write_student_url(operator_url: str, name: str, out: os.PathLike | str) -> Path:
+def write_student_url(operator_url: str, name: str, out: os.PathLike | str, *,
+                      caps: JobCaps = DEFAULT_CAPS) -> Path:
     """:func:`add_student` on the Redis at ``operator_url``, the student's URL
     written to ``out`` (created 0600, or replaced: a file only its owner can
     read), never shown. Everything is checked before Redis is changed."""
@@ -112,7 +200,7 @@ def write_student_url(operator_url: str, name: str, out: os.PathLike | str) -> P
         raise ValueError(f"--out must name a file, got the folder {out}")
     if not out.parent.is_dir():
         raise ValueError(f"--out must be in a folder that exists, got {out} ({out.parent} does not exist)")
-    url = student_url(operator_url, name)
+    url = student_url(operator_url, name, caps=caps)
     part = out.with_name(f".{out.name}.{secrets.token_hex(4)}.part")
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

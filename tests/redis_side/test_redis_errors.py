@@ -73,7 +73,7 @@ def test_a_user_whose_rights_were_taken_away(own_owner):
         operator = server.client()
         demo = Demo("viz-01-score", client=connect(add_student(operator, "alice", server.url)))
         demo.add("a", 1)
-        operator.execute_command("ACL", "SETUSER", "alice", "-evalsha", "-eval")
+        operator.execute_command("ACL", "SETUSER", "alice", "-fcall", "-fcall_ro")
         with pytest.raises(redis.exceptions.NoPermissionError) as info:
             demo.add("b", 1)
         said_in_one_line(info.value, redis.exceptions.NoPermissionError, "may not", "nothing was done")
