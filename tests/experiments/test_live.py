@@ -483,7 +483,7 @@ def test_a_real_eviction_of_job_hashes_is_found_by_the_demo_and_the_inspector():
     with RedisServer(extra_args=("--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "10")) as server:
         client = server.client()
         demo = Demo("viz-evicted", client=client)
-        ids = demo.add_batch([1] * 200)
+        ids = demo.add_batch([1] * 400)  # job hashes enough that evicting 20 kB never reaches the keys used now
         time.sleep(2.2)  # the job hashes age (Redis's LRU clock ticks each second) ...
         demo.priority_counter()  # ... while the lease, pc and the set are used now
         client.zcard(Keys.prioritized(demo.ctx))
@@ -492,7 +492,7 @@ def test_a_real_eviction_of_job_hashes_is_found_by_the_demo_and_the_inspector():
         client.config_set("maxmemory", 0)
         evicted = [job_id for job_id in ids if not client.exists(Keys.job(demo.ctx, job_id))]
         assert evicted and client.info("stats")["evicted_keys"] >= len(evicted)
-        assert client.exists(lease_key(demo.owner)) and client.zcard(Keys.prioritized(demo.ctx)) == 200
+        assert client.exists(lease_key(demo.owner)) and client.zcard(Keys.prioritized(demo.ctx)) == 400
         with pytest.raises(live.QueueDamaged) as info:
             demo.entries()  # it carried on silently before: entries() still 200
         said = info.value._render_traceback_()
