@@ -8,8 +8,9 @@ in this user's cache folder (``~/.cache/echomq-viz/peers-runs/``, 0700), and
 every later kernel (a JupyterLab Run All, each visitor of ``echomq-viz app``,
 an export) reads the same file. A second kernel asking while the first makes
 them waits for it (one process at a time), then reads. ``fresh=True`` makes
-them again. ``python -m echomq_viz.peers.findings`` makes them ahead of any
-visitor (:func:`prepare_in_background` starts that, for the app's start).
+them again. ``python -m echomq_viz.peers.findings`` makes them (and draws the
+growth figure, :func:`~echomq_viz.peers.view.growth_png`) ahead of any visitor;
+:func:`prepare_in_background` starts that, for the app's start.
 """
 
 from __future__ import annotations
@@ -261,7 +262,7 @@ def prepare_in_background() -> subprocess.Popen:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Make (or find) the findings for the notebook's workload; one line says which."""
+    """Make (or find) the findings for the notebook's workload, and the growth figure; one line says where."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m echomq_viz.peers.findings",
@@ -271,6 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     path = cache_path(workload())
     peer_findings(fresh=args.fresh)
+    from echomq_viz.peers.growth import load_growth
+    from echomq_viz.peers.view import growth_png
+
+    growth_png(load_growth())  # the growth figure too, drawn once: no visitor's kernel loads matplotlib
     print(f"notebook 10's runs: {path} ({time.perf_counter() - started:.1f} s)")
     return 0
 

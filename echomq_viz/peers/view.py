@@ -1,27 +1,32 @@
 """Notebook 10's views: every library's pop order, drawn in the page
 (``echomq_viz/widgets/page/orders.js``), and the cost as the queue grows, a
-static matplotlib figure no control moves."""
+static matplotlib figure no control moves, drawn once per stored run and kept
+(so a kernel that finds it kept never loads matplotlib)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import ipywidgets as w
 import traitlets
 
 from echomq_viz.core.checks import check_str
-from matplotlib.figure import Figure
-
 from echomq_viz.widgets.page_view import PageFigure, PageView
-from echomq_viz.widgets.view import View, static_image
-from echomq_viz.figures import visual
-from echomq_viz.peers import plots
+from echomq_viz.widgets.view import View
 from echomq_viz.peers.runs import PeerRun
 from echomq_viz.peers.table import details, order_verdict
 
-__all__ = ["OrdersView", "OrdersFigure", "GrowthView", "WIDTH", "MAX_JOBS"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-WIDTH = visual.MAX_FIGURE_PX / visual.DPI  # inches: the widest figure the project's pages fit
+__all__ = ["OrdersView", "OrdersFigure", "GrowthView", "growth_figure", "growth_png", "MAX_JOBS"]
+
 MAX_JOBS = 96  # four lines of 24 boxes a strip (page/orders.js)
 _KERNEL_ONLY = ("right", "tiers", "libraries")  # what the libraries did: the page never writes it
 
@@ -114,36 +119,96 @@ class OrdersView(PageView):
                 f"names a job (its number is its arrival) and its tier; {verdict}. Selected: {self.chosen.label}.")
 
 
+def growth_figure(stored: dict) -> "Figure":
+    """The stored growth run, as Redis timed it: its own time per add and per pop (SLOWLOG)
+    against the jobs waiting, the spread between batches drawn as bars; Bull's least urgent add
+    a line of its own. The client's timings stay in the record: they move with the machine and
+    the client library more than with the queue."""
+    from matplotlib.figure import Figure
+
+    from echomq_viz.figures import visual
+    from echomq_viz.peers import plots
+    from echomq_viz.peers.growth import series
+
+    fig = Figure(figsize=(visual.MAX_FIGURE_PX / visual.DPI, 4.6), dpi=visual.DPI)
+    axes = fig.subplots(1, 2, sharey=True)
+    handles = []
+    for column, kind in enumerate(("add", "pop")):
+        lines = series(stored, "server_" + kind)
+        if kind == "add":
+            least = series(stored, "server_add_least")
+            for label in [label for label in least if label.startswith("Bull (")]:
+                lines[f"{label}, least urgent add"] = least[label]
+        what = "most urgent add" if kind == "add" else "pop"
+        drawn = plots.draw_growth(axes[column], lines, f"{what} · Redis's own time")
+        if column == 0:
+            handles = drawn
+        else:
+            axes[column].set_ylabel("")
+    fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3,
+               fontsize=visual.SMALL, frameon=False)
+    fig.subplots_adjust(left=0.09, right=0.97, top=0.92, bottom=0.34, wspace=0.1)
+    return fig
+
+
+def growth_png(stored: dict, cache_dir: Path | None = None) -> bytes:
+    """:func:`growth_figure` as a PNG, drawn once per stored run, drawing code and matplotlib,
+    then kept in the user's cache folder (as notebook 10's runs are) for every later kernel."""
+    from echomq_viz.peers.npm import cache_root
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(json.dumps(stored, sort_keys=True).encode())
+    for name in ("view.py", "plots.py", "growth.py"):
+        digest.update((here / name).read_bytes())
+    digest.update(importlib.metadata.version("matplotlib").encode())
+    folder = (cache_dir or cache_root()) / "peers-runs"
+    path = folder / f"growth-{digest.hexdigest()[:20]}.png"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    from echomq_viz.widgets.view import still_png
+
+    png = still_png(growth_figure(stored))
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+        handle.write(png)
+    partial.replace(path)
+    return png
+
+
+class KeptPicture:
+    """A figure already drawn, as its PNG: what :func:`~echomq_viz.widgets.view.still_png`
+    asks of a figure (``savefig``), and its size."""
+
+    def __init__(self, png: bytes, dpi: float) -> None:
+        from PIL import Image
+
+        self.png, self.dpi = png, dpi
+        self.width_px, self.height_px = Image.open(io.BytesIO(png)).size
+
+    def savefig(self, target, **_options) -> None:
+        target.write(self.png)
+
+    def get_figwidth(self) -> float:
+        return self.width_px / self.dpi
+
+
 class GrowthView(View):
-    """The stored growth run, as Redis timed it: its own time per add and per pop
-    (SLOWLOG) against the jobs waiting, the spread between batches drawn as bars.
-    Bull's least urgent add is a line of its own. The client's timings stay in the
-    record: they move with the machine and the client library more than with the queue."""
+    """The stored growth run, as Redis timed it (:func:`growth_figure`): a static image, drawn
+    once and kept (:func:`growth_png`), and its caption."""
+
+    DPI = 96  # echomq_viz.figures.visual.DPI: one figure pixel a CSS pixel
 
     def __init__(self, stored: dict) -> None:
-        from echomq_viz.peers.growth import series
-
         super().__init__()
         self.stored = stored
-        self.fig = Figure(figsize=(WIDTH, 4.6), dpi=visual.DPI)
-        axes = self.fig.subplots(1, 2, sharey=True)
-        handles = []
-        for column, kind in enumerate(("add", "pop")):
-            lines = series(stored, "server_" + kind)
-            if kind == "add":
-                least = series(stored, "server_add_least")
-                for label in [label for label in least if label.startswith("Bull (")]:
-                    lines[f"{label}, least urgent add"] = least[label]
-            what = "most urgent add" if kind == "add" else "pop"
-            drawn = plots.draw_growth(axes[column], lines, f"{what} · Redis's own time")
-            if column == 0:
-                handles = drawn
-            else:
-                axes[column].set_ylabel("")
-        self.fig.legend(handles, [line.get_label() for line in handles], loc="lower center", ncol=3,
-                        fontsize=visual.SMALL, frameon=False)
-        self.fig.subplots_adjust(left=0.09, right=0.97, top=0.92, bottom=0.34, wspace=0.08)
-        self.widget = w.VBox([static_image(self.fig), self.caption, self.status.widget])
+        self.fig = KeptPicture(growth_png(stored), self.DPI)
+        image = w.Image(value=self.fig.png, format="png",
+                        layout=w.Layout(width=f"{self.fig.width_px}px", max_width="100%"))
+        self.widget = w.VBox([image, self.caption, self.status.widget])
         self._redraw_figure()
 
     def __repr__(self) -> str:
