@@ -44,7 +44,8 @@ from classroom import (  # noqa: E402  (benchmarks/ is sys.path[0])
 from lease import GOALS as LEASE_GOALS, bench_lease  # noqa: E402
 from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 from flood import GOALS as FLOOD_GOALS, bench_flood  # noqa: E402
-from peers import QUICK_SIZES as PEERS_QUICK, bench_peers  # noqa: E402
+from peers import QUICK_SIZES as PEERS_QUICK, bench_list_walk, bench_peers  # noqa: E402
+from first_view import GOALS as FIRST_VIEW_GOALS, bench_first_view  # noqa: E402
 from page_views import bench_browser, bench_page_draw  # noqa: E402
 from profile_slider import profile_slider  # noqa: E402
 from report import print_results  # noqa: E402
@@ -196,6 +197,7 @@ GOALS.update(CLASSROOM_GOALS)
 GOALS.update(LEASE_GOALS)
 GOALS.update(HUB_GOALS)
 GOALS.update(FLOOD_GOALS)
+GOALS.update(FIRST_VIEW_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -329,6 +331,10 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "app_flood": lambda quick: bench_flood(30 if quick else 150, 10, 5 if quick else 20),
     # a quick run leaves the stored growth run (the notebook's figure) alone
     "peers": lambda quick: bench_peers(PEERS_QUICK, 10, store=False) if quick else bench_peers(),
+    # LINDEX and LINSERT on a long list only (Bull's add), into the stored record beside the growth run
+    "peers_walk": lambda quick: bench_list_walk(store=not quick),
+    # each page of the app to its first usable view (notebook 10's runs made or found first)
+    "first_view": lambda quick: bench_first_view(["10"] if quick else None),
     "browser": lambda quick: bench_browser(40 if quick else 200),
     "tests": lambda quick: bench_test_suite(),
 }
