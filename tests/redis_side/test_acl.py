@@ -247,3 +247,17 @@ def test_each_students_notebook_runs_in_full_on_their_own_user_at_once(name, sha
         assert printed(nb, rules) == stored, student
     # Both kernels ended: their demo keys and leases went with them, through their own users.
     assert left_behind(operator) == set()
+
+
+def test_a_student_may_write_with_exactly_the_commands_the_library_calls():
+    # Redis checks each command a function calls against the caller's rights: every one must be
+    # granted, and nothing more (RPUSH: the push a script names by a variable, checkPushCmd's other one).
+    from echomq_viz.redis_side import functions
+    from echomq_viz.redis_side.acl import SELECTED_WRITES, STUDENT_WRITES
+
+    called = set()
+    for source in functions.package_sources():
+        called |= functions.called_commands(source)[0]
+    writes = called - functions._READS
+    assert {command.upper() for command in [*STUDENT_WRITES, *SELECTED_WRITES]} == writes | {"RPUSH"}
+    assert all(why.strip() for why in STUDENT_WRITES.values())
