@@ -147,6 +147,42 @@ def test_the_page_cannot_raise_a_bound_the_kernel_holds(app, notebook, traits, r
     _refusal(first, next(iter(raised)))
 
 
+CRAFTED = (10**12, -10**12, 2**53 + 1, 1.5, "x" * 200_000, [[1, 2]] * 20_000, {"a": "b" * 1000}, None)
+PAGE_VIEW_NOTEBOOKS = sorted(path.name for path in NOTEBOOKS.glob("0[1-9]-*.ipynb")
+                             if '"AnyModel"' in path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("notebook", PAGE_VIEW_NOTEBOOKS)
+def test_every_value_of_every_page_view_sent_absurd_leaves_the_kernel_and_redis_bounded(app, notebook):
+    """Each value a page view's model has, sent huge, negative, fractional, as a long text, a long
+    list, a dict or nothing: the kernel keeps answering, its memory and the Redis keys stay bounded,
+    and its status stays one short line (never a traceback)."""
+    kernel_id, kernel = _open(app, notebook)
+    client = redis.Redis.from_url(app.redis_url)
+    before, keys_before = kernel.memory_info().rss, client.dbsize()
+
+    async def craft() -> int:
+        page = await KernelSocket.open(app.port, kernel_id)
+        sent = 0
+        for comm in await page.widget_comms():
+            state = await page.state(comm)
+            if "_esm" not in state:
+                continue  # a layout: no view
+            for name in [name for name in state if not name.startswith("_") and name not in ("layout", "status")]:
+                for value in CRAFTED:
+                    await page.update(comm, {name: value})
+                    status = (await page.state(comm)).get("status", "")
+                    assert "\n" not in status and "Traceback" not in status and len(status) < 1000, (name, status[:300])
+                    sent += 1
+                await page.update(comm, {name: state[name]})  # as it was: the next value is sent alone
+        page.close()
+        return sent
+
+    assert asyncio.run(craft()) > 20
+    assert (kernel.memory_info().rss - before) / 2**20 < RSS_GROWTH_MAX_MB
+    assert client.dbsize() <= keys_before + 200, (keys_before, client.dbsize())
+
+
 # -- a culled kernel's keys ----------------------------------------------------------------------------
 
 
