@@ -38,6 +38,7 @@ _WHERE = {
     **dict.fromkeys(("clean_orphans", "LeaseLost"), "echomq_viz.redis_side.owners"),
     **dict.fromkeys(("inspect_queue", "QueueReport", "Finding"), "echomq_viz.experiments.inspection"),
     "LocalCluster": "echomq_viz.redis_side.cluster",
+    "colab_setup": "echomq_viz.widgets.colab",
 }
 
 __all__ = list(_WHERE)

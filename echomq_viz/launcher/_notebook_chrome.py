@@ -8,7 +8,8 @@ an image from the network would break the offline pages, which ask for none.
 echomq-viz is not published on PyPI. Given the repository (``owner/name`` on
 GitHub), the Colab cell installs the package from its git URL; without one
 (:data:`COLAB_CELL`, what the notebooks carry while the project names no
-address) it installs nothing and, in Colab, stops with one line saying how.
+address) it is one call, :func:`echomq_viz.colab_setup`, and notebook 00 says how to
+install the package in Colab.
 """
 
 from __future__ import annotations
@@ -25,40 +26,24 @@ COLAB_CELL_ID = "colab-setup"
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 # Prints nothing and starts nothing outside Colab (nbval compares no output).
-_COLAB_HEAD = """\
-# In Google Colab only: {what} echomq-viz and turn on the widget manager. Elsewhere this does nothing.
-import sys
-
-if "google.colab" in sys.modules:
-"""
+_COLAB_SETUP = """\
+# Google Colab only (elsewhere nothing): its widget manager on. Notebook 00 says how to install echomq-viz there.
+from echomq_viz import colab_setup; colab_setup()"""
 _COLAB_INSTALL = """\
-    import subprocess
-
-    # echomq-viz is not on PyPI: pip installs it from its repository
+# In Google Colab only: install echomq-viz from its repository, then turn on the widget manager.
+import subprocess, sys
+if "google.colab" in sys.modules:  # echomq-viz is not on PyPI: pip installs it from its repository
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "git+https://github.com/{repository}.git"],
                    check=True)
-"""
-_COLAB_EXPLAIN = """\
-    import importlib.util
-
-    if importlib.util.find_spec("echomq_viz") is None:  # not on PyPI, so nothing to install from here
-        raise SystemExit("echomq-viz is not on PyPI: upload a wheel built in a clone with "
-                         "'python -m pip wheel --no-deps -w dist .', then run !pip install echomq_viz-*.whl")
-"""
-_COLAB_TAIL = """\
-    from google.colab import output
-
-    output.enable_custom_widget_manager()"""
+from echomq_viz import colab_setup; colab_setup()"""
 
 
 def colab_cell(repository: str | None = None) -> str:
-    """The Colab set-up cell: it installs the package from ``owner/name`` on
-    GitHub, or, with no repository, says in Colab how to install it."""
+    """The Colab set-up cell: one call (:func:`echomq_viz.colab_setup`), after an install
+    from ``owner/name`` on GitHub where a repository is given."""
     if repository is not None and not _REPOSITORY.match(repository):
         raise ValueError(f"repository must be owner/name, got {repository!r}")
-    if repository is None:
-        return _COLAB_HEAD.format(what="check for") + _COLAB_EXPLAIN + _COLAB_TAIL
-    return _COLAB_HEAD.format(what="install") + _COLAB_INSTALL.format(repository=repository) + _COLAB_TAIL
+    return _COLAB_SETUP if repository is None else _COLAB_INSTALL.format(repository=repository)
 
 
 COLAB_CELL = colab_cell()  # what the notebooks carry while the project names no repository

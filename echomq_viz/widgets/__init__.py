@@ -21,7 +21,8 @@ view shares), :mod:`.view` (what every view shares, and the static image),
 notebook's view: :mod:`.hero` (01), :mod:`.comparison` (02), :mod:`.consume`
 (03), :mod:`.bands` (04), :mod:`.frontier` and :mod:`.double` (05),
 :mod:`.inspector` (06), :mod:`.paths` (08), :mod:`.designs` (09); and
-:mod:`.lua_source` (a script's source, shown).
+:mod:`.lua_source` (a script's source, shown); :mod:`.colab` (Colab's widget manager on,
+the one call every notebook makes for Colab).
 
 May import: :mod:`echomq_viz.core`, :mod:`echomq_viz.redis_side`,
 :mod:`echomq_viz.experiments`, :mod:`echomq_viz.figures`.
@@ -44,6 +45,7 @@ _WHERE = {
     "expected_order": ".consume", "frontier_summary": ".frontier", "frontier_on_redis": ".frontier",
     "wrap_on_redis": ".frontier", "store_double": ".double", "path_answer": ".paths",
     "run_scenario": ".designs", "packing_text": ".designs", "packing_answer": ".designs",
+    "colab_setup": ".colab",
 }
 
 __all__ = [
@@ -52,7 +54,7 @@ __all__ = [
     "show_lua", "one_line", "HeroFigure",
     "Answer", "score_text", "add_and_compare", "compare_on_redis", "comparison_answer", "fill_queue",
     "queue_table", "expected_order", "frontier_summary", "frontier_on_redis", "wrap_on_redis", "store_double",
-    "path_answer", "run_scenario", "packing_text", "packing_answer",
+    "path_answer", "run_scenario", "packing_text", "packing_answer", "colab_setup",
 ]
 
 

@@ -33,7 +33,7 @@ def test_colab_cell_does_nothing_in_a_plain_kernel(tmp_path):
              "or _popen.__init__(s, *a, **k)})")
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(watch), nbformat.v4.new_code_cell(chrome.COLAB_CELL),
-        nbformat.v4.new_code_cell("print(started, 'google.colab' in sys.modules)")])
+        nbformat.v4.new_code_cell("import sys; print(started, 'google.colab' in sys.modules)")])
     NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert nb.cells[1].outputs == []
     assert [output.get("text") for output in nb.cells[2].outputs] == ["[] False\n"]
@@ -61,20 +61,21 @@ def test_colab_cell_in_colab_installs_from_the_repository_and_enables_the_widget
         chrome.colab_cell("owner")
 
 
-def test_colab_cell_without_a_repository_never_asks_pypi_and_says_how_to_install(monkeypatch):
-    """echomq-viz is not on PyPI: the cell the notebooks carry installs nothing."""
+def test_colab_cell_without_a_repository_is_one_call_that_never_asks_pypi(monkeypatch):
+    """echomq-viz is not on PyPI: the cell the notebooks carry installs nothing; it is the one
+    call that turns the widget manager on (notebook 00 says how to install the package in Colab)."""
     calls = _in_colab(monkeypatch)
     exec(compile(chrome.COLAB_CELL, "colab-cell", "exec"), {})  # installed here: only the widget manager
     assert calls == ["widget manager"]
-    assert "pip\", \"install" not in chrome.COLAB_CELL and "echomq-viz\"]" not in chrome.COLAB_CELL
-    import importlib.util
+    code = [line for line in chrome.COLAB_CELL.splitlines() if line.strip() and not line.startswith("#")]
+    assert code == ["from echomq_viz import colab_setup; colab_setup()"]
 
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # a fresh Colab runtime
-    with pytest.raises(SystemExit) as stop:
-        exec(compile(chrome.COLAB_CELL, "colab-cell", "exec"), {})
-    assert str(stop.value) == ("echomq-viz is not on PyPI: upload a wheel built in a clone with "
-                               "'python -m pip wheel --no-deps -w dist .', then run !pip install echomq_viz-*.whl")
-    assert calls == ["widget manager"]
+
+def test_colab_setup_does_nothing_outside_colab(monkeypatch):
+    from echomq_viz import colab_setup
+
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    assert colab_setup() is None and "google.colab" not in sys.modules
 
 
 def test_links_point_at_binder_and_colab_without_images():
