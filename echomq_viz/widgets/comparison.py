@@ -146,11 +146,14 @@ class ComparisonView(PageView):
         high = self.figure.max_priority
         a = None if a is None else _job("job A", a, high)
         b = None if b is None else _job("job B", b, high)
+        before = (self.job_a, self.job_b)
         with self.figure.hold_sync():
             for prefix, job in (("a", a), ("b", b)):
                 if job is not None:
                     setattr(self.figure, f"{prefix}_priority", job[0])
                     setattr(self.figure, f"{prefix}_counter", job[1])
+            if (self.job_a, self.job_b) != before:
+                self.figure.guess = ""  # a guess is about the pair it was made on: a new pair asks anew
         return self
 
     def verdict_text(self) -> str:

@@ -98,8 +98,8 @@ class PageViewCase:
     :param live_line: how its live line ends once Redis answered for a position; None when it
         has no live switch.
     :param readout: what a range's own readout shows at a value (by the range's name).
-    :param first_press: a button pressed once before the moves (the comparison's bars show
-        only once the reader guesses or chooses to look).
+    :param press_after: a button pressed after the ranges reach each position (the comparison
+        shows its bars only once the reader guesses or chooses to look, and a move asks anew).
     """
 
     notebook: str
@@ -110,7 +110,7 @@ class PageViewCase:
     drawn: Callable[[dict, dict[str, int]], list[str]] = lambda drawn, position: []
     live_line: Callable[[dict[str, int]], str] | None = None
     readout: Callable[[str, int], str] = lambda name, value: f"{value:,}"
-    first_press: str = ""
+    press_after: str = ""
 
     @property
     def selector(self) -> str:
@@ -120,7 +120,7 @@ class PageViewCase:
 def _comparison(**position: int) -> ComparisonView:
     view = ComparisonView(None, a=(position["job A priority"], position["job A counter"]),
                           b=(position["job B priority"], position["job B counter"]))
-    view.figure.guess = "skip"  # the case's first press: "Show me without guessing"
+    view.figure.guess = "skip"  # the case's press after the moves: "Show me without guessing"
     return view
 
 
@@ -148,7 +148,7 @@ PAGE_VIEWS = (
                   {"job A priority": 3, "job A counter": 7, "job B priority": 3, "job B counter": 5},
                   {"job A priority": 5, "job A counter": int(COUNTER_MASK), "job B priority": 4, "job B counter": 0}),
                  boxes={"job A counter": "job A exact counter", "job B counter": "job B exact counter"},
-                 first_press="Show me without guessing"),
+                 press_after="Show me without guessing"),
     PageViewCase("05-where-exactness-ends.ipynb", "emq-frontier", lambda priority, **counters: FrontierView(
         None, priority=_stop(priority), first_counter=counters["first counter"]),
         ({"priority": 2, "first counter": 4}, {"priority": 0, "first counter": 0}, {"priority": 6, "first counter": 1_000}),
@@ -457,10 +457,10 @@ class TestOnTheOfflinePage:
                 view = tab.locator(case.selector).first
                 view.wait_for()
                 view.scroll_into_view_if_needed()
-                if case.first_press:
-                    view.get_by_role("button", name=case.first_press).click()
                 for number, position in enumerate(case.positions):
                     _set(tab, view, case, position, typed=number % 2 == 1)
+                    if case.press_after:
+                        view.get_by_role("button", name=case.press_after).click()
                     python = case.python(**position)
                     where = f"{case.css} at {position}"
                     for name, value in position.items():  # each range's own readout

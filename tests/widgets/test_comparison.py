@@ -110,6 +110,15 @@ def test_a_guess_is_named_in_the_verdict_and_in_what_redis_did(demo):
     assert looked.redis_text.startswith("You chose to see it without guessing — Redis popped job A first")
 
 
+def test_a_guess_belongs_to_its_pair_and_a_move_asks_anew():
+    view = ComparisonView(None).predict("A")
+    view.set(a=(1, 4_000_000_000))  # where it was: the guess stands
+    assert view.prediction == "A"
+    view.set(a=(2, 7), b=(2, 5))  # a new pair: the verdict hides until a new guess (page/comparison.js does the same)
+    assert view.prediction is None and not view.answered()
+    assert view.describe() == "Two score bars, hidden until you guess which job pops first."
+
+
 @pytest.mark.parametrize("choice, error", [("C", ValueError), ("skip", ValueError), (1, TypeError), (None, TypeError)])
 def test_predict_takes_only_a_or_b(choice, error):
     view = ComparisonView(None)

@@ -177,7 +177,14 @@ function render({ model, el }) {
     note = [message, kind];
     draw();
   };
-  const moved = () => say("");
+  // a guess is about the pair it was made on: the first move after it asks anew (and tells the kernel once)
+  const moved = () => {
+    if (model.get("guess")) {
+      model.set("guess", "");
+      send(model);
+    }
+    say("");
+  };
   const refused = (message) => say(message, "bad");
   const jobs = JOBS.map((name) => {
     const key = name.toLowerCase();
