@@ -19,7 +19,7 @@ import traitlets
 from echomq_viz.core.checks import check_int, check_str
 from echomq_viz.core.notation import power
 from echomq_viz.experiments.designs import (
-    BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, SCENARIOS, Budget, DesignRunner, Outcome, PackOutcome, run_packing,
+    BUDGET_CEILING, EXACT_BITS, EXERCISE_JOBS, EXERCISE_RANGES, SCENARIOS, Budget, DesignRunner, Outcome, PackOutcome, run_packing,
 )
 from echomq_viz.experiments.live import Demo
 from echomq_viz.widgets.answer import Answer
@@ -54,30 +54,41 @@ def run_scenario(runner: DesignRunner, scenario: str) -> Outcome:
     return runner.run(_SCENARIOS[_scenario_key(scenario)])
 
 
-def _too_narrow(widths: tuple[int, int, int], jobs) -> list[str]:
-    """Each key whose largest value among the jobs needs more bits than its width gives."""
+def _largest(jobs, ranges) -> tuple[int, int, int]:
+    """The largest tenant, priority and arrival a budget must hold: what the exercise states
+    (``ranges``), or a job's own where one goes past it."""
+    return tuple(max(limit, *(job[index] for job in jobs)) for index, limit in enumerate(ranges, start=1))
+
+
+def _ranges(ranges: object) -> tuple[int, int, int]:
+    if not isinstance(ranges, (list, tuple)) or len(ranges) != 3:
+        raise TypeError(f"ranges must be the largest (tenant, priority, arrival), got {ranges!r:.60}")
+    return tuple(check_int(f"largest {name}", value, 0, 2**EXACT_BITS - 1) for name, value in zip(_FIELDS, ranges))
+
+
+def _too_narrow(widths: tuple[int, int, int], jobs, ranges=EXERCISE_RANGES) -> list[str]:
+    """Each key whose largest value (as stated, or among the jobs) needs more bits than its width gives."""
     found = []
-    for index, (name, width) in enumerate(zip(_FIELDS, widths), start=1):
-        largest = max(job[index] for job in jobs)
+    for name, width, largest in zip(_FIELDS, widths, _largest(jobs, ranges)):
         if largest.bit_length() > width:
             found.append(f"{name} {largest:,} needs {largest.bit_length()} bits, "
                          f"{width} hold 0..{2**width - 1:,}")
     return found
 
 
-def _verdict(widths: tuple[int, int, int], jobs) -> str:
+def _verdict(widths: tuple[int, int, int], jobs, ranges=EXERCISE_RANGES) -> str:
     """What a budget means for the jobs, as the page says it too (packing.js verdict)."""
-    too_narrow, total = _too_narrow(widths, jobs), sum(widths)
+    too_narrow, total = _too_narrow(widths, jobs, ranges), sum(widths)
     if too_narrow:  # the reader's answer, not a fault: say why nothing runs
         return "; ".join(too_narrow) + ": these jobs cannot be packed, give that key more bits"
     return ("fits in 53 bits: check_budget accepts it" if total <= EXACT_BITS else
             f"{total} bits: check_budget refuses it; run anyway, for teaching")
 
 
-def packing_state(widths: tuple[int, int, int], jobs=EXERCISE_JOBS) -> str:
+def packing_state(widths: tuple[int, int, int], jobs=EXERCISE_JOBS, ranges=EXERCISE_RANGES) -> str:
     """The packing figure's title: what the budget is for these jobs (packing.js stateLine)."""
-    too_narrow = [name for index, (name, width) in enumerate(zip(_FIELDS, widths), start=1)
-                  if max(job[index] for job in jobs).bit_length() > width]
+    too_narrow = [name for name, width, largest in zip(_FIELDS, widths, _largest(jobs, ranges))
+                  if largest.bit_length() > width]
     total, over = sum(widths), sum(widths) - EXACT_BITS
     head = f"{' + '.join(map(str, widths))} = {total} bits: "
     past = f"{over} past the {EXACT_BITS} a double keeps exact"
@@ -89,28 +100,30 @@ def packing_state(widths: tuple[int, int, int], jobs=EXERCISE_JOBS) -> str:
     return head + "every job fits, every score exact"
 
 
-def _pack(demo: Demo, budget: Budget, jobs) -> tuple[str, PackOutcome | None]:
-    """The verdict on a budget and, when the jobs fit its keys, its run on Redis."""
+def _pack(demo: Demo, budget: Budget, jobs, ranges=EXERCISE_RANGES) -> tuple[str, PackOutcome | None]:
+    """The verdict on a budget and, when the keys' ranges fit it, its run on Redis."""
     widths = (budget.tenant_bits, budget.priority_bits, budget.arrival_bits)
-    verdict = _verdict(widths, jobs)
-    if _too_narrow(widths, jobs):
+    verdict = _verdict(widths, jobs, ranges)
+    if _too_narrow(widths, jobs, ranges):
         return verdict, None
     return verdict, run_packing(demo, budget, jobs, past_53_for_teaching=not budget.exact)
 
 
-def packing_text(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS) -> str:
+def packing_text(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, ranges=EXERCISE_RANGES) -> str:
     """What the exercise view shows for ``budget`` once run, from a run of its
-    own on ``demo`` (past 53 bits too, marked as teaching); no view is touched."""
+    own on ``demo`` (past 53 bits too, marked as teaching); no view is touched.
+    ``ranges``: the largest tenant, priority and arrival the budget must hold."""
     demo = require_demo(demo)
     if not isinstance(budget, Budget):
         raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
-    verdict, outcome = _pack(demo, budget, tuple(jobs))
+    verdict, outcome = _pack(demo, budget, tuple(jobs), _ranges(ranges))
     return verdict if outcome is None else f"{verdict}\n{outcome.text()}"
 
 
-def packing_answer(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, *, summary: str) -> Answer:
+def packing_answer(demo: Demo, budget: Budget, jobs=EXERCISE_JOBS, ranges=EXERCISE_RANGES, *,
+                   summary: str) -> Answer:
     """A budget's run on Redis, folded under ``summary``."""
-    return Answer(summary, packing_text(demo, budget, jobs))
+    return Answer(summary, packing_text(demo, budget, jobs, ranges))
 
 
 def _checked_jobs(jobs: object) -> tuple[tuple[str, int, int, int], ...]:
@@ -251,6 +264,7 @@ class PackingFigure(PageFigure):
     priority_bits = traitlets.Int(8).tag(sync=True)
     arrival_bits = traitlets.Int(32).tag(sync=True)
     jobs = traitlets.List().tag(sync=True)  # [[member, tenant, priority, arrival], ...]
+    ranges = traitlets.List([0, 0, 0]).tag(sync=True)  # the largest tenant, priority and arrival as stated
     run_enabled = traitlets.Bool(True).tag(sync=True)
     # {widths, verdict, text, order, right_order, rounded}: the last run on Redis
     outcome = traitlets.Dict().tag(sync=True)
@@ -265,7 +279,7 @@ class PackingFigure(PageFigure):
     def _bounded(self, proposal: dict) -> int:
         return self._checked(proposal)
 
-    @traitlets.validate("jobs", "outcome")
+    @traitlets.validate("jobs", "ranges", "outcome")
     def _from_redis(self, proposal: dict) -> object:
         return self._kernel_only(proposal)
 
@@ -280,17 +294,20 @@ class PackingView(PageView):
     guess_first = True
     shown_traits = ("tenant_bits", "priority_bits", "arrival_bits")
 
-    def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_START, jobs=EXERCISE_JOBS) -> None:
+    def __init__(self, demo: Demo, *, budget: Budget = EXERCISE_START, jobs=EXERCISE_JOBS,
+                 ranges=EXERCISE_RANGES) -> None:
         demo = require_demo(demo)
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget, e.g. Budget(11, 10, 32), got {type(budget).__name__}")
         self.demo = demo
         self.jobs = _checked_jobs(jobs)
+        self.ranges = _ranges(ranges)
         self.outcome: PackOutcome | None = None
         figure = PackingFigure(tenant_bits=budget.tenant_bits, priority_bits=budget.priority_bits,
                                arrival_bits=budget.arrival_bits)
         with figure.kernel_writes():
             figure.jobs = [list(job) for job in self.jobs]
+            figure.ranges = list(self.ranges)
         super().__init__(figure)
         _listen(self, self._run_from_page)
 
@@ -304,7 +321,7 @@ class PackingView(PageView):
 
     @property
     def verdict(self) -> str:
-        return _verdict(self.widths, self.jobs)
+        return _verdict(self.widths, self.jobs, self.ranges)
 
     def set(self, tenant_bits: int | None = None, priority_bits: int | None = None,
             arrival_bits: int | None = None) -> "PackingView":
@@ -344,7 +361,7 @@ class PackingView(PageView):
         send the page what it did; None, with nothing run, when a key's values
         do not fit its bits."""
         budget = Budget(*self.widths)
-        verdict, outcome = _pack(self.demo, budget, self.jobs)
+        verdict, outcome = _pack(self.demo, budget, self.jobs, self.ranges)
         if outcome is None:
             self.status.note(f"nothing run on Redis: {verdict}")
             return None
@@ -364,10 +381,10 @@ class PackingView(PageView):
 
     def answered(self) -> bool:
         """A budget that packs every job exactly is the answer: its pop order is then the sort."""
-        return not _too_narrow(self.widths, self.jobs) and sum(self.widths) <= EXACT_BITS
+        return not _too_narrow(self.widths, self.jobs, self.ranges) and sum(self.widths) <= EXACT_BITS
 
     def describe(self) -> str:
         t, p, a = self.widths
         return (f"One score's 64 bits, bit 63 at the left, shared out as tenant {t}, priority {p} and arrival {a} "
                 f"bits (arrival lowest), with the largest key each field must hold: "
-                f"{packing_state(self.widths, self.jobs)}.")
+                f"{packing_state(self.widths, self.jobs, self.ranges)}.")

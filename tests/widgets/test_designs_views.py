@@ -361,7 +361,7 @@ def test_the_packing_caption_and_verdict_follow_the_widths(demo):
     view = PackingView(demo)
     head = "One score's 64 bits, bit 63 at the left, shared out as "
     assert view.describe() == (head + "tenant 8, priority 8 and arrival 32 bits (arrival lowest), with the largest "
-                               "key each field must hold: 8 + 8 + 32 = 48 bits: too few for tenant, "
+                               "key each field must hold: 8 + 8 + 32 = 48 bits: too few for tenant and priority, "
                                "nothing can be packed.")
     view.set(tenant_bits=11, priority_bits=10)
     assert view.describe() == (head + "tenant 11, priority 10 and arrival 32 bits (arrival lowest), with the "
@@ -370,9 +370,16 @@ def test_the_packing_caption_and_verdict_follow_the_widths(demo):
     view.set(priority_bits=12)
     assert view.describe().endswith(": 11 + 12 + 32 = 55 bits: 2 past the 53 a double keeps exact, so scores round.")
     assert view.text().startswith("55 bits: check_budget refuses it; run anyway, for teaching")
-    view.figure.set_state({"arrival_bits": 30})  # a drag in the page
-    assert view.describe().endswith(": 11 + 12 + 30 = 53 bits: every job fits, every score exact.")
+    view.figure.set_state({"priority_bits": 10})  # a drag in the page
+    assert view.describe().endswith(": 11 + 10 + 32 = 53 bits: every job fits, every score exact.")
     assert view.figure.status == "" and view.text().startswith("fits in 53 bits: check_budget accepts it")
+    # judged by the keys' stated ranges, not by the eight jobs alone (whose largest priority is 5,
+    # whose arrivals stop at 102): 3 priority bits and 7 arrival bits hold neither
+    view.figure.set_state({"priority_bits": 3, "arrival_bits": 7})
+    assert view.describe().endswith(": 11 + 3 + 7 = 21 bits: too few for priority and arrival, nothing can be packed.")
+    assert view.text() == ("priority 1,000 needs 10 bits, 3 hold 0..7; arrival 4,294,967,295 needs 32 bits, "
+                           "7 hold 0..127: these jobs cannot be packed, give that key more bits")
+    view.set(priority_bits=10, arrival_bits=32)
     view.set(priority_bits=11, arrival_bits=32)
     assert packing_state(view.widths) == "11 + 11 + 32 = 54 bits: 1 past the 53 a double keeps exact, so scores round"
     assert view.text().startswith("54 bits: check_budget refuses it; run anyway, for teaching")

@@ -24,11 +24,14 @@ const BAR_H = 30;
 export const widthsOf = (state) => NAMES.map((name) => Number(state[name]));
 const bitLength = (n) => (BigInt(n) === 0n ? 0 : BigInt(n).toString(2).length);
 
-// Each field: its width, the largest value the jobs give it, the bits that value needs
+// Each field: its width, the largest value it must hold (as the exercise states it, or a job's own
+// where one goes past that), the bits that value needs
 export function fields(state) {
   const widths = widthsOf(state);
+  const ranges = state.ranges || [0, 0, 0];
   return FIELDS.map((name, i) => {
-    const largest = state.jobs.reduce((top, job) => (BigInt(job[i + 1]) > top ? BigInt(job[i + 1]) : top), 0n);
+    const largest = state.jobs.reduce((top, job) => (BigInt(job[i + 1]) > top ? BigInt(job[i + 1]) : top),
+      BigInt(ranges[i] || 0));
     return { name, width: widths[i], largest, needs: bitLength(largest), fits: bitLength(largest) <= widths[i] };
   });
 }
@@ -162,7 +165,7 @@ const CSS = `
 .emq-packing pre { font-size: 12px; white-space: pre-wrap; margin: 4px 0; }
 .emq-packing .emq-verdict { font-size: 13px; font-weight: 600; margin: 4px 0; }
 `;
-const ALL = [...NAMES, "jobs", "run_enabled", "outcome", "status"];
+const ALL = [...NAMES, "jobs", "ranges", "run_enabled", "outcome", "status"];
 const stateOf = (model) => Object.fromEntries(ALL.map((name) => [name, model.get(name)]));
 
 function render({ model, el }) {
