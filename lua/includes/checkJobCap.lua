@@ -13,8 +13,9 @@
   A queue that is not a demo queue, or a server with no caps hash, has none.
   The count per student: the hash emq:{viz-@<namespace>.registry}:queues (or
   emq:{viz-@<owner>}:queues), each queue's key prefix with its jobs when last
-  added to, and 'total'. A queue emptied since only makes 'total' too high, so
-  past a cap every queue is counted afresh from its own keys before refusing.
+  added to (a job taken stays in 'active': still held), and 'total'. A queue
+  deleted since (a reset, a kernel's exit, clean) only makes 'total' too high,
+  so past a cap the queues whose 'id' is gone are dropped before refusing.
   Input:
     prefix      the key prefix "emq:{queue}:", already checked by checkKeys
     name, data  the job's name and data (JSON), already checked
@@ -62,11 +63,15 @@ local function checkJobCap(prefix, name, data)
   local queues = entries - (rcall("HEXISTS", registryKey, "total") == 1 and 1 or 0) + (listed and 0 or 1)
   local recount = nil
   if others + jobs + 1 > caps.student_jobs or queues > caps.student_queues then
-    -- The counts kept may be too high (a queue reset since): count every queue afresh.
+    -- The total kept may be too high: a queue deleted since (its 'id' gone) holds none now. A
+    -- live queue holds what it held at its last add: taking a job leaves it in 'active'.
     recount, others, queues = {}, 0, 1
-    for _, field in ipairs(rcall("HKEYS", registryKey)) do
+    local kept = rcall("HGETALL", registryKey)
+    for i = 1, #kept, 2 do
+      local field = kept[i]
       if field ~= "total" and field ~= prefix then
-        local held = string.match(field, "^emq:{viz%-[^{}:]*}:$") and countQueueJobs(field) or 0
+        local live = string.match(field, "^emq:{viz%-[^{}:]*}:$") and rcall("EXISTS", field .. "id") == 1
+        local held = live and tonumber(kept[i + 1]) or 0
         recount[field] = held
         others = others + held
         queues = queues + (held > 0 and 1 or 0)

@@ -1,7 +1,7 @@
 --[[
   Count a job checkJobCap let in, once it was created: its queue's jobs and
-  the student's total in the student's count, and the fresh counts of every
-  queue checkJobCap counted again (a queue with none left is forgotten).
+  the student's total in the student's count, and what checkJobCap found of
+  the others when it counted again (a queue deleted since is forgotten).
   Input:
     state  what checkJobCap returned (nil: no caps here, nothing written)
   Output:
