@@ -48,7 +48,7 @@ class JobCaps:
     queue_jobs: int = 5_000
     student_jobs: int = 20_000
     student_queues: int = 64
-    job_bytes: int = 16_384
+    job_bytes: int = 4_096
 
     def __post_init__(self) -> None:
         for name, highest in CAP_LIMITS.items():

@@ -35,7 +35,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts
 from echomq_viz.redis_side.variants import variant_sources
 
-__all__ = ["LIBRARY", "REQUIRED_VERSION", "MAX_KEYS", "MAX_ARGS", "MAX_ARG_BYTES", "RedisTooOld",
+__all__ = ["LIBRARY", "REQUIRED_VERSION", "MAX_KEYS", "MAX_ARGS", "MAX_ARG_BYTES", "RedisTooOld", "FunctionMissing",
            "function_name", "function_flags", "called_commands", "package_sources", "library_code",
            "load_library", "loaded_functions", "server_version", "check_version", "ScriptCall"]
 
@@ -50,6 +50,13 @@ _READS = frozenset({"GET", "HGET", "HGETALL", "HMGET", "HEXISTS", "HKEYS", "HLEN
                     "LRANGE", "ZCARD", "ZCOUNT", "ZSCORE", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
                     "TYPE", "PTTL", "INFO"})
 _FREES = frozenset({"DEL", "UNLINK", "PEXPIRE", "HDEL", "SREM", "ZREM", "LREM"})
+
+
+class FunctionMissing(NoPermissionError):
+    """A user that may run no code of its own called a script the server's library lacks."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 class RedisTooOld(RuntimeError):
@@ -257,8 +264,8 @@ class ScriptCall:
             except NoPermissionError as exc:
                 names = None if last else loaded_functions(self.client, refresh=True)
                 if names is None or self.name not in names:
-                    raise NoPermissionError(
-                        f"this Redis user may not run code of its own ({exc}), and this server's function "
-                        f"library {LIBRARY!r} lacks this script ({self.name}): ask the course's operator to run "
+                    raise FunctionMissing(
+                        f"this Redis user may run only the server's function library {LIBRARY!r}, which lacks this "
+                        f"script of echomq-viz ({self.name}; {exc}): ask the course's operator to run "
                         "`echomq-viz acl add` with this version of echomq-viz") from None
         raise AssertionError("unreachable")

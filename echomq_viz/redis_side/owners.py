@@ -42,7 +42,7 @@ from redis.exceptions import ConnectionError as LostConnection, NoPermissionErro
 
 from echomq_viz.core.checks import check_str
 from echomq_viz.core.keys import MAX_NAME_LENGTH
-from echomq_viz.redis_side.functions import ScriptCall, cached_functions
+from echomq_viz.redis_side.functions import FunctionMissing, ScriptCall, cached_functions
 
 __all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "ENV_LEASE", "LeaseLost", "DemoKeysForbidden",
            "lease_key", "registry_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner",
@@ -427,6 +427,8 @@ class _Owner:
                 self._start_afresh()
             try:
                 self._take(client)
+            except FunctionMissing:  # its own line says whom to ask
+                raise
             except NoPermissionError as exc:
                 raise DemoKeysForbidden(
                     f"this Redis user may not write the demo keys emq:{{viz-…}}:* ({exc}): log in as a "

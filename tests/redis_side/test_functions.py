@@ -160,3 +160,22 @@ def test_redis_6_is_refused_in_one_line_and_nothing_is_loaded():
         scripts = Scripts(client)  # the package itself runs there as ever: EVALSHA
         assert scripts.add_prioritized_job(QueueContext("q"), "a", {}, 1) == "1"
         client.close()
+
+
+def test_a_student_on_a_server_that_lost_the_library_is_told_in_one_line_whom_to_ask(seven):
+    from echomq_viz.experiments.live import Demo
+    from echomq_viz.redis_side.acl import add_student, remove_student
+    from echomq_viz.redis_side.server import connect
+
+    operator = seven.client()
+    url = add_student(operator, "lost", seven.url)
+    operator.execute_command("FUNCTION", "DELETE", LIBRARY)  # as a Redis restarted empty would have it
+    try:
+        with pytest.raises(functions.FunctionMissing) as info:
+            Demo("viz-lost", client=connect(url))
+        assert one_clear_line(str(info.value)) and "`echomq-viz acl add`" in str(info.value)
+        assert info.value._render_traceback_() == [f"FunctionMissing: {info.value}"]
+    finally:
+        load_library(operator)
+        remove_student(operator, "lost")
+        operator.close()
