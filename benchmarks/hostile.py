@@ -12,8 +12,8 @@ now and then reset, every call timed. In alternate phases of SECONDS:
 - ``baseline``: nobody else;
 - ``cpu``: the control: the hostile process as busy in Python, sending Redis
   nothing (on a small machine the others wait for a core, not for Redis);
-- ``script``: the hostile student, in a process of its own, sends everything of
-  issue 49's first two cases as fast as it can, round after round: ``EVAL`` of a
+- ``script``: the hostile student, in a process of its own, sends everything a
+  student once could to stop a course, as fast as it can, round after round: ``EVAL`` of a
   busy loop, ``FUNCTION FLUSH``, ``SCRIPT FLUSH``, ``SELECT``, a lease without
   expiry, a flood through ``Demo.add_batch`` and through the library called by
   hand (both stop at the caps), odd keys by hand;
