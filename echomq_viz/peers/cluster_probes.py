@@ -118,12 +118,6 @@ def multi_key_commands(run: WorkerRun) -> list[str]:
     return sorted(found)
 
 
-def short_label(run: WorkerRun) -> str:
-    from echomq_viz.peers.telling import short_label as short
-
-    return short(run)
-
-
 def slot_rows(runs: Sequence[WorkerRun]) -> list[tuple[str, int, int, str]]:
     """One row a run: (library, keys its commands named, hash slots they fall in, what names
     keys of two slots or "nothing"). Pure."""
@@ -131,7 +125,7 @@ def slot_rows(runs: Sequence[WorkerRun]) -> list[tuple[str, int, int, str]]:
     for run in runs:
         keys = named_keys(run)
         across = multi_key_commands(run)
-        rows.append((short_label(run), len(keys), len(set(slots_of(keys).values())), ", ".join(across) or "nothing"))
+        rows.append((run.label, len(keys), len(set(slots_of(keys).values())), ", ".join(across) or "nothing"))
     return rows
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from echomq_viz.peers.cluster_probes import keys_named, names_one
+from echomq_viz.peers.cluster_probes import keys_named, names_one, slot_rows
 from echomq_viz.peers.deployments import CELERY_DOCS
 from echomq_viz.peers.workers import BLOCKING, WorkerRun, before_each_record
 from echomq_viz.peers.workload import order_difference
@@ -285,9 +285,7 @@ def fifo_line(run: WorkerRun) -> str:
 
 def slot_table(runs: Sequence[WorkerRun]) -> str:
     """One line a library: the keys its commands named, their hash slots, what names keys of two."""
-    from echomq_viz.peers.cluster_probes import slot_rows
-
-    rows = slot_rows(runs)
+    rows = [(short_label(run), *row[1:]) for run, row in zip(runs, slot_rows(runs))]
     width = max(len("library"), *(len(row[0]) for row in rows))
     lines = [f"{'library':<{width}}  {'keys named':>10} {'slots':>5}  naming keys of two slots in one step"]
     lines += [f"{label:<{width}}  {keys:>10} {slots:>5}  {across}" for label, keys, slots, across in rows]

@@ -378,7 +378,7 @@ def test_which_commands_name_keys_of_two_slots(workers):
     assert multi_key_commands(workers["bullmq-py"]) == ["EVALSHA"]
     rows = {label: (keys, slots) for label, keys, slots, _ in slot_rows([workers[key] for key in MAIN
                                                                          if key in workers])}
-    assert rows["Celery, ten steps"][0] >= 12  # every step list counted: kombu's jobs:1 is no job's key
+    assert rows["Celery, ten priority steps"][0] >= 12  # every step list counted: kombu's jobs:1 is no job's key
     _, printed = notebook()
     assert slot_table([workers[key] for key in MAIN if key in workers]) in printed
 
