@@ -233,12 +233,18 @@ def peer_findings(jobs: Sequence[WorkJob] | None = None, *, fresh: bool = False,
                   cache_dir: Path | None = None) -> Findings:
     """The findings for ``jobs`` (default: the notebook's workload) and the installed versions:
     read from the cache, or made now (about half a minute) and kept. ``fresh=True`` makes
-    them again whatever is kept. One process at a time makes them; the others wait, then read."""
+    them again whatever is kept. One process at a time makes them; the others wait, then read.
+    Without a cache folder to write (a read-only home) they are made for this call alone."""
     jobs = list(workload() if jobs is None else jobs)
     if not jobs or not all(isinstance(job, WorkJob) for job in jobs):
         raise TypeError("jobs must be a non-empty list of WorkJob, as workload() returns")
     versions = _versions()
-    path = cache_path(jobs, cache_dir, cache_key(versions))
+    try:
+        path = cache_path(jobs, cache_dir, cache_key(versions))
+    except OSError:  # no cache folder to be had (a read-only home): made here, kept nowhere
+        found = make_findings(jobs)
+        found.versions = versions
+        return found
     if not fresh and (found := _read(path)) is not None:
         return found
     with one_process_at_a_time(path.parent):

@@ -170,12 +170,15 @@ def growth_png(stored: dict, cache_dir: Path | None = None) -> bytes:
     from echomq_viz.widgets.view import still_png
 
     png = still_png(growth_figure(stored))
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
-    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-        handle.write(png)
-    partial.replace(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(png)
+        partial.replace(path)
+    except OSError:  # no cache folder to be had (a read-only home): drawn for this kernel alone
+        pass
     return png
 
 

@@ -113,6 +113,13 @@ def test_a_broken_file_is_made_again_and_old_versions_are_pruned(counted, tmp_pa
         peer_findings([("j01", 1)], cache_dir=tmp_path)
 
 
+def test_without_a_cache_folder_they_are_made_for_the_call_alone(counted, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert peer_findings(cache_dir=blocked).workers == _findings().workers
+    assert peer_findings(cache_dir=blocked) and counted == [24, 24]  # made each time, kept nowhere
+
+
 @pytest.mark.slow
 def test_the_app_can_make_them_ahead_in_a_child_that_finds_them_kept(monkeypatch, tmp_path):
     """prepare_in_background starts ``python -m echomq_viz.peers.findings``: with the findings kept

@@ -127,3 +127,7 @@ def test_growth_view_fits_the_page_and_is_drawn_once(tmp_path, monkeypatch):
     changed = {**stored, "batches": stored["batches"] + 1}
     with pytest.raises(pytest.fail.Exception, match="drawn again"):
         growth_png(changed)  # another stored run: drawn anew
+    monkeypatch.undo()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert growth_png(stored, cache_dir=blocked) == growth.fig.png  # no folder to keep it in: drawn, not kept
