@@ -262,6 +262,8 @@ class ScriptCall:
             try:
                 return self._evalsha(keys, args)
             except NoPermissionError as exc:
+                if "'evalsha'" not in str(exc):  # a key out of reach, not the command: the caller's to say
+                    raise
                 names = None if last else loaded_functions(self.client, refresh=True)
                 if names is None or self.name not in names:
                     raise FunctionMissing(
