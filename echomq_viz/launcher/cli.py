@@ -21,8 +21,11 @@ An embedded redis-server that dies is started again on the same address
 (empty), a few times at most, and each time one line says so. Every run starts
 by deleting what a killed run (``kill -9``) of this user left in the temp folder.
 The kernels of ``lab``, ``app``, ``singleuser`` and ``export`` talk over Unix
-sockets where their folder allows, and find Matplotlib's font cache built
-(see :mod:`echomq_viz.launcher._kernel_channels`).
+sockets (the app's and the export's in a short folder of the run's own when
+``TMPDIR`` is too long for their paths; else one line says why TCP), and find
+Matplotlib's font cache built (see :mod:`echomq_viz.launcher._kernel_channels`).
+What a run cannot work with is refused before anything starts, in one line
+(:mod:`echomq_viz.launcher.preflight`, :func:`echomq_viz.launcher.exposure.refusal`).
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from echomq_viz.launcher._startup import skip_iri_grammar
-from echomq_viz.launcher._kernel_channels import (ipc_options, ipc_problem, runtime_dir, socket_folder,
-                                                  sweep_kernel_folders, warm_font_cache)
+from echomq_viz.launcher._kernel_channels import (ipc_problem, runtime_dir, socket_folder, sweep_kernel_folders,
+                                                  warm_font_cache)
 from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher.command_line import ENV_INSPECT, build_parser
@@ -214,8 +217,10 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    argv += ipc_options(runtime_dir())  # JupyterLab's kernels: connection files in the runtime folder
-    if (why := ipc_problem(runtime_dir())) is not None:  # not TMPDIR's: set JUPYTER_RUNTIME_DIR shorter
+    # JupyterLab's kernels: connection files in the runtime folder (not TMPDIR's: JUPYTER_RUNTIME_DIR moves it)
+    if (why := ipc_problem(runtime_dir())) is None:
+        argv.append("--KernelManager.transport=ipc")
+    else:
         _say(f"JupyterLab's kernels talk over loopback TCP ports, not Unix sockets: {why}")
     with owned_tempdir("echomq-viz-lab-") as run_dir:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
