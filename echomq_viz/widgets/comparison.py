@@ -17,7 +17,7 @@ from echomq_viz.core.notation import thousands
 from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, priority_score
 from echomq_viz.experiments.live import Comparison, Demo
 from echomq_viz.widgets.answer import Answer
-from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.page_view import PageFigure, PageView, sent
 from echomq_viz.widgets.view import require_demo
 
 __all__ = ["ComparisonView", "ComparisonFigure", "verdict_text", "guess_line", "redis_line", "compare_on_redis",
@@ -64,7 +64,7 @@ class ComparisonFigure(PageFigure):
         good = self.__dict__.setdefault("_good_values", {})  # as PageFigure._checked keeps them
         value = proposal["value"]
         if value not in ("", *GUESSES, SKIP):
-            self.status = f"refused guess {value!r}: it must be A, B or {SKIP}"
+            self.status = f"refused guess {sent(value)}: it must be A, B or {SKIP}"
             return good.get("guess", "")
         good["guess"] = value
         return value
@@ -75,11 +75,11 @@ class ComparisonFigure(PageFigure):
         for name, value in values.items():
             if name == "guess":
                 if value not in ("", *GUESSES, SKIP):
-                    return f"refused guess {value!r}: it must be A, B or {SKIP}"
+                    return f"refused guess {sent(value)}: it must be A, B or {SKIP}"
                 continue
             low, high = self.bounds()[name]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                return f"refused {name} {value!r}: it must be a whole number in {thousands(low)}..{thousands(high)}"
+                return f"refused {name} {sent(value)}: it must be a whole number in {thousands(low)}..{thousands(high)}"
         return ""
 
 

@@ -19,7 +19,7 @@ import traitlets
 from echomq_viz.core.checks import check_int
 from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.scripts import Job, validate_priority
-from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.page_view import PageFigure, PageView, sent
 from echomq_viz.widgets.view import require_demo
 
 __all__ = ["ConsumeView", "ConsumeFigure", "fill_queue", "queue_table", "expected_order", "why_text"]
@@ -140,7 +140,7 @@ class ConsumeFigure(PageFigure):
         good = self.__dict__.setdefault("_good_values", {})  # as PageFigure._checked keeps them
         value = proposal["value"]
         if value != "" and value not in self.ids:
-            self.status = f"refused guess {str(value)[:40]!r}: it must be a job of the batch, 1..{len(self.ids)}"
+            self.status = f"refused guess {sent(value)}: it must be a job of the batch, 1..{len(self.ids)}"
             return good.get("guess", "")
         good["guess"] = value
         return value

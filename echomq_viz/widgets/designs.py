@@ -23,7 +23,7 @@ from echomq_viz.experiments.designs import (
 )
 from echomq_viz.experiments.live import Demo
 from echomq_viz.widgets.answer import Answer
-from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.page_view import PageFigure, PageView, sent
 from echomq_viz.widgets.view import require_demo
 
 __all__ = ["DesignsView", "PackingView", "DesignsFigure", "PackingFigure", "SWITCH_LABELS", "EXERCISE_START",
@@ -168,7 +168,7 @@ class DesignsFigure(PageFigure):
         value = proposal["value"]
         good = self.__dict__.setdefault("_good_values", {})
         if value != "" and value not in _SCENARIOS:
-            self.status = f"refused scenario {value!r}: it must be one of {', '.join(_SCENARIOS)}"
+            self.status = f"refused scenario {sent(value)}: it must be one of {', '.join(_SCENARIOS)}"
             return good.get("scenario", "")
         if self.status.startswith("refused scenario"):  # a good value ends the refusal's line
             self.status = ""
@@ -220,7 +220,7 @@ class DesignsView(PageView):
     def _run_from_page(self, message: dict) -> None:
         key = message.get("scenario")
         if not isinstance(key, str) or key not in _SCENARIOS:
-            self.figure.status = f"refused scenario {key!r}: it must be one of {', '.join(_SCENARIOS)}"
+            self.figure.status = f"refused scenario {sent(key)}: it must be one of {', '.join(_SCENARIOS)}"
             return
         self.figure.scenario = key
         self.run()

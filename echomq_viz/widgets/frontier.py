@@ -18,7 +18,7 @@ from echomq_viz.core.notation import thousands
 from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, equal_score_groups, is_exact, stored_score
 from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.scripts import validate_priority
-from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.page_view import PageFigure, PageView, sent
 from echomq_viz.widgets.view import require_demo
 
 __all__ = ["FrontierView", "WrapView", "FRONTIER_PRIORITIES", "frontier_summary", "frontier_on_redis",
@@ -34,7 +34,7 @@ _STOPS = [value for _, value in FRONTIER_PRIORITIES]
 def priority_refusal(value: object) -> str | None:
     """Why ``value`` is no frontier stop, in one line; None if it is one."""
     if isinstance(value, bool) or not isinstance(value, int) or value not in _STOPS:
-        return f"priority must be one of {', '.join(thousands(v) for v in _STOPS)}, got {value!r}"
+        return f"priority must be one of {', '.join(thousands(v) for v in _STOPS)}, got {sent(value)}"
     return None
 
 
@@ -141,7 +141,7 @@ class RedisAnswerFigure(PageFigure):
             return None if why is None else f"refused {why}"
         low, high = self.bounds()[name]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            return f"refused {name} {value!r}: it must be a whole number in {thousands(low)}..{thousands(high)}"
+            return f"refused {name} {sent(value)}: it must be a whole number in {thousands(low)}..{thousands(high)}"
         return None
 
     def _chosen(self, proposal: dict) -> object:

@@ -22,7 +22,14 @@ from echomq_viz.core.notation import thousands
 from echomq_viz.widgets.page_modules import page_module
 from echomq_viz.widgets.view import SHOWN, View, one_line
 
-__all__ = ["PageFigure", "PageStatus", "PageView"]
+__all__ = ["PageFigure", "PageStatus", "PageView", "sent"]
+
+
+def sent(value: object, width: int = 40) -> str:
+    """A value the page sent, as a refusal line names it: its repr, cut to ``width``
+    characters (a crafted message may send megabytes; the line stays one short line)."""
+    shown = repr(value)
+    return shown if len(shown) <= width else shown[: width - 1] + "…"
 
 
 class PageFigure(anywidget.AnyWidget):
@@ -129,7 +136,7 @@ class PageFigure(anywidget.AnyWidget):
         if low is None:
             return value
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            self.status = (f"refused {name} {value!r}: it must be a whole number in "
+            self.status = (f"refused {name} {sent(value)}: it must be a whole number in "
                            f"{thousands(low)}..{thousands(high)}")
             return good.get(name, trait.default())
         good[name] = value

@@ -393,7 +393,7 @@ def test_view_whose_redis_stops_mid_action_shows_one_line_and_recovers(caplog):
         comparison._run()  # the very same click that failed before
         assert "Redis popped job A first" in comparison.redis_text
         assert comparison.status.text == "", "a stale error stays under a view that works again"
-        comparison.set(a=(3, 4_000_000_000))
+        comparison.set(a=(3, 4_000_000_000)).predict("B")  # a new pair asks for a new guess
         comparison._run()
         assert "Redis popped job B first" in comparison.redis_text
     finally:
