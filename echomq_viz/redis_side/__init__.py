@@ -3,11 +3,13 @@
 A private embedded server or the one ``REDIS_URL`` names (:mod:`.server`, kept
 alive by :mod:`._supervisor`, its processes and folders tracked by
 :mod:`._process`), which kernel owns which demo keys on a shared server
-(:mod:`.owners`), a Redis user per student (:mod:`.acl`), a small local
-cluster (:mod:`.cluster`), what a Redis error means in one line
-(:mod:`.redis_errors`), and the scripts in ``lua/``: loaded strictly
-(:mod:`.lua_loader`), called from Python (:mod:`.scripts`), pipelined
-(:mod:`.script_stream`).
+(:mod:`.owners`), a Redis user per student (:mod:`.acl`) and their caps on
+jobs (:mod:`.caps`), a small local cluster (:mod:`.cluster`), what a Redis
+error means in one line (:mod:`.redis_errors`), and the scripts in ``lua/``:
+loaded strictly (:mod:`.lua_loader`), their teaching variants
+(:mod:`.variants`), one Redis Function library of them all, called with FCALL
+or EVALSHA (:mod:`.functions`), called from Python (:mod:`.scripts`),
+pipelined (:mod:`.script_stream`).
 
 May import: :mod:`echomq_viz.core`.
 """
