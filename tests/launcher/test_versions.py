@@ -21,7 +21,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[2]
 # the packages whose private parts the code uses: each has a ceiling
-INTERNALS = ("ipykernel", "jupyter_server", "voila", "ipywidgets")
+INTERNALS = ("ipykernel", "jupyter_server", "voila", "ipywidgets", "matplotlib")  # matplotlib: fast_artists.py
 
 
 def _fake_install(folder: Path, *requires: str) -> Path:
