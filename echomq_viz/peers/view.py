@@ -37,6 +37,8 @@ class OrdersFigure(PageFigure):
     sent once), and the library chosen."""
 
     module = "orders"
+
+    page_writes = ("library",)  # what its page's controls move
     kernel_source = ", from the libraries' runs"
     right = traitlets.List().tag(sync=True)  # job names in the right order
     tiers = traitlets.Dict().tag(sync=True)  # job name -> tier

@@ -34,6 +34,8 @@ class BandsFigure(PageFigure):
     page shows, and what Redis held after the last refill."""
 
     module = "bands"
+
+    page_writes = ("tiers", "jobs", "start", "edge")  # what its page's controls move
     kernel_source = ", from what Redis holds"
     tiers = traitlets.Int(4).tag(sync=True)
     jobs = traitlets.Int(200).tag(sync=True)

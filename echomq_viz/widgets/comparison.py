@@ -41,6 +41,8 @@ class ComparisonFigure(PageFigure):
     "B", or "skip"), whether Redis can be asked, and Redis's last answer."""
 
     module = "comparison"
+
+    page_writes = (*JOB_TRAITS, "guess")  # what its page's controls move
     max_priority = traitlets.Int(5).tag(sync=True)
     a_priority = traitlets.Int(1).tag(sync=True)
     a_counter = traitlets.Int(4_000_000_000).tag(sync=True)

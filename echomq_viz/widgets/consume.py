@@ -121,6 +121,8 @@ class ConsumeFigure(PageFigure):
     arrival order, the jobs popped (with why), ``pc`` and the reader's guess."""
 
     module = "consume"
+
+    page_writes = ("guess",)  # what its page's controls move
     capacity = traitlets.Int(1).tag(sync=True)
     ids = traitlets.List().tag(sync=True)  # every job id of the batch, in arrival order: what a guess may name
     queued = traitlets.List().tag(sync=True)  # [[id, priority or 0], ...] by job id, never in pop order

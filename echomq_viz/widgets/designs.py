@@ -157,6 +157,8 @@ class DesignsFigure(PageFigure):
     """The designs' page model: the chosen scenario ("" before a choice) and what Redis did."""
 
     module = "designs"
+
+    page_writes = ("scenario",)  # what its page's controls move
     kernel_source = ", from what Redis did"
     scenario = traitlets.Unicode("").tag(sync=True)
     choices = traitlets.List().tag(sync=True)  # [[key, label], ...]: the page's buttons
@@ -259,6 +261,8 @@ class PackingFigure(PageFigure):
     """The exercise's page model: the three widths, the jobs, and the last run on Redis."""
 
     module = "packing"
+
+    page_writes = ("tenant_bits", "priority_bits", "arrival_bits")  # what its page's controls move
     kernel_source = ", from what Redis did"
     tenant_bits = traitlets.Int(8).tag(sync=True)
     priority_bits = traitlets.Int(8).tag(sync=True)

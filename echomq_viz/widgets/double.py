@@ -79,6 +79,8 @@ class DoubleFigure(RedisAnswerFigure):
     and the 64 bits Redis stored for the last job the button added."""
 
     module = "double"
+
+    page_writes = ("priority", "counter")  # what its page's controls move
     stops = traitlets.List([list(stop) for stop in FRONTIER_PRIORITIES]).tag(sync=True)
     priority = traitlets.Int(2**21).tag(sync=True)
     counter = traitlets.Int(1).tag(sync=True)

@@ -181,6 +181,8 @@ class FrontierFigure(RedisAnswerFigure):
     ``width`` counters, and Redis's last pop order."""
 
     module = "frontier"
+
+    page_writes = ("priority", "first_counter")  # what its page's controls move
     stops = traitlets.List([list(stop) for stop in FRONTIER_PRIORITIES]).tag(sync=True)
     priority = traitlets.Int(2**21).tag(sync=True)
     first_counter = traitlets.Int(4).tag(sync=True)
@@ -272,6 +274,8 @@ class WrapFigure(RedisAnswerFigure):
     """The wrap's page model: where ``pc`` starts, and what Redis stored and popped."""
 
     module = "wrap"
+
+    page_writes = ("start",)  # what its page's controls move
     start = traitlets.Int(TIER_SPAN - 3).tag(sync=True)
     jobs = traitlets.Int(6).tag(sync=True)
     job_priority = traitlets.Int(3).tag(sync=True)

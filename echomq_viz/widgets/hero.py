@@ -44,6 +44,8 @@ class HeroFigure(PageFigure):
     and the live switch with Redis's last answer."""
 
     module = "hero"
+
+    page_writes = ("priority", "counter", "live")  # what its page's controls move
     priority = traitlets.Int(1).tag(sync=True)
     counter = traitlets.Int(1).tag(sync=True)
     tiers = traitlets.Int(6).tag(sync=True)

@@ -100,6 +100,8 @@ class InspectorFigure(PageFigure):
     the kernel when Inspect is pressed), and what the kernel read."""
 
     module = "inspector"
+
+    page_writes = ("url", "prefix", "queue")  # what its page's controls move
     url = traitlets.Unicode("").tag(sync=True)
     url_enabled = traitlets.Bool(True).tag(sync=True)  # off in the app: its own Redis only
     url_placeholder = traitlets.Unicode("").tag(sync=True)

@@ -37,6 +37,10 @@ class PageFigure(anywidget.AnyWidget):
     their synced traits and :meth:`bounds`."""
 
     module = ""  # the page module's name: page/<module>.js
+    #: the values the page's own controls move: the only ones a message from the page may set.
+    #: Everything else (what Redis did, the bounds of other values, the status line) only the
+    #: kernel writes, whatever a crafted message says.
+    page_writes: tuple[str, ...] = ()
     status = traitlets.Unicode("").tag(sync=True)  # one line from the kernel: a refusal or an error
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -68,14 +72,17 @@ class PageFigure(anywidget.AnyWidget):
             self.send({"kind": "pong"})
 
     def set_state(self, sync_data: dict) -> None:
-        """Values from the page: one of the wrong kind (a text for a number, a
-        float for a whole number) is refused in one line like one out of
-        bounds, and the others of the message are taken. A new message ends
+        """Values from the page: one its controls do not move (:attr:`page_writes`) or of the
+        wrong kind (a text for a number, a float for a whole number) is refused in one line
+        like one out of bounds, and the others of the message are taken. A new message ends
         the last one's refusal line."""
         if self.status.startswith("refused "):
             self.status = ""
         taken = {}
         for name, value in sync_data.items():
+            if name not in self.page_writes:
+                self.status = f"refused {name}: only the kernel writes it{self.kernel_source}"
+                continue
             trait = self.traits().get(name)
             if trait is not None and trait.metadata.get("sync"):
                 try:  # the trait's own type check, as traitlets makes it (not the bounds: _checked)

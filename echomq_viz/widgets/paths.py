@@ -68,6 +68,8 @@ class IncludeGraphFigure(PageFigure):
     includes), the includes one can pick, and the one picked."""
 
     module = "include_graph"
+
+    page_writes = ("target",)  # what its page's controls move
     graph = traitlets.Dict().tag(sync=True)  # name -> sorted list of the files it includes
     targets = traitlets.List().tag(sync=True)
     target = traitlets.Unicode(SCORER).tag(sync=True)
@@ -136,6 +138,8 @@ class PathFigure(PageFigure):
     Redis answered with (empty until one)."""
 
     module = "paths"
+
+    page_writes = ("guess",)  # what its page's controls move
     path = traitlets.Unicode().tag(sync=True)
     script = traitlets.Unicode().tag(sync=True)
     question = traitlets.Unicode().tag(sync=True)

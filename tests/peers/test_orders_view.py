@@ -116,7 +116,7 @@ def test_choosing_a_library_from_code_shows_it(runs):
     ({"libraries": []}, "refused libraries: only the kernel writes it"),
     ({"right": ["j01"]}, "refused right: only the kernel writes it"),
     ({"tiers": {"j01": 3}}, "refused tiers: only the kernel writes it"),
-    ({"tiers": "x" * 100}, "refused tiers 'xxxx"),
+    ({"tiers": "x" * 100}, "refused tiers: only the kernel writes it"),
 ])
 def test_a_value_from_the_page_outside_the_kernels_bounds_is_refused_in_one_line(runs, keyspace, sent, line):
     view = OrdersView(runs).select("rq")

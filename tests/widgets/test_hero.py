@@ -96,7 +96,12 @@ def test_hero_set_refuses_what_no_slider_can_show_and_changes_nothing(demo, keys
     ({"counter": 10**30}, "refused counter"),
     ({"counter": 7.5}, "refused counter 7.5: not a value it can take"),
     ({"priority": "three"}, "refused priority 'three': not a value it can take"),
-    ({"live_answer": "x" * 100}, "refused live_answer 'xxxx"),
+    ({"live_answer": "x" * 100}, "refused live_answer: only the kernel writes it"),
+    # what the page's controls never move, the kernel alone writes: the bound priority is held to,
+    # whether Redis can be asked, Redis's answer, the status line
+    ({"tiers": 10**9}, "refused tiers: only the kernel writes it"),
+    ({"live_enabled": False}, "refused live_enabled: only the kernel writes it"),
+    ({"status": ""}, "refused status: only the kernel writes it"),
 ])
 def test_a_value_from_the_page_outside_the_kernels_bounds_is_refused_in_one_line(demo, keyspace, sent, line):
     hero = HeroView(demo, priority=3, counter=7).switch_live(True)
