@@ -1,9 +1,11 @@
 """The face: the ``echomq-viz`` command and what it serves.
 
-The command itself (:mod:`.cli`), JupyterLab as ``lab`` runs it
+The command itself (:mod:`.cli`; its arguments :mod:`.command_line`, what is refused before
+anything starts :mod:`.preflight`), JupyterLab as ``lab`` runs it
 (:mod:`._jupyterlab`, :mod:`.lab_settings`; both servers, the export and
 the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, :mod:`._voila`;
-its server :mod:`._app_server`, its kernels :mod:`._app_kernel`, its front page
+its server :mod:`._app_server`, its kernels :mod:`._app_kernel` and a stopped kernel's keys
+removed once its lease lapsed (:mod:`._app_orphans`), its front page
 :mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
 a student's server on a JupyterHub (:mod:`.hub`, :mod:`._singleuser`), who may reach them
 (:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the

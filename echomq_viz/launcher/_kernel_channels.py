@@ -87,7 +87,7 @@ def sweep_kernel_folders() -> list[str]:
     """Delete the kernels' folders (:func:`socket_folder`) of this user's runs
     that were killed, in :data:`SHORT_ROOTS`; quietly: they held sockets and
     connection files only. Returns the folders deleted."""
-    from echomq_viz.redis_side._process import _owner_is_dead  # the one rule for whose folder is stale
+    from echomq_viz.redis_side._process import owner_is_dead  # the one rule for whose folder is stale
 
     removed = []
     for root in SHORT_ROOTS:
@@ -103,7 +103,7 @@ def sweep_kernel_folders() -> list[str]:
                 info = os.lstat(path)
             except OSError:
                 continue
-            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and _owner_is_dead(path):
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and owner_is_dead(path):
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed

@@ -267,7 +267,7 @@ def owned_tempdir(prefix: str) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _owner_is_dead(directory: str) -> bool:
+def owner_is_dead(directory: str) -> bool:
     import psutil
 
     try:
@@ -303,7 +303,7 @@ def sweep_leftovers(root: str | os.PathLike | None = None) -> list[str]:
             info = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and _owner_is_dead(path):
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and owner_is_dead(path):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
