@@ -171,7 +171,9 @@ class OtherPeoplesDataBesideTheNotebooks:
         assert not found, f"{item.path.name} changed other people's data on its Redis: " + "; ".join(found)
         code = [cell["source"] for cell in json.loads(item.path.read_text(encoding="utf-8"))["cells"]
                 if cell["cell_type"] == "code"]
-        if any("Demo(" in "".join(source) or "View(" in "".join(source) for source in code):
+        # (notebook 10 runs every library on throwaway servers of its own: nothing of it reaches REDIS_URL)
+        if item.path.name != "10-the-queues-people-run.ipynb" and any(
+                "Demo(" in "".join(source) or "View(" in "".join(source) for source in code):
             assert self._connections() > self.connections_before, (
                 f"{item.path.name} never connected to the Redis of REDIS_URL: the check beside it saw nothing")
 
@@ -350,7 +352,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # first, they run beside the many short ones instead of after them, where a unit of half a minute
 # kept one worker busy alone at the end of the run (--durations=60 in a clean clone).
 LONGEST_FIRST = ("test_browser.py", "test_page_views.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
-                 "test_classroom_bench.py", "test_peers.py",
+                 "test_classroom_bench.py", "test_peers.py", "test_workers.py", "test_app_untrusted_page.py",
                  # notebook 10 under nbval (30 s; the notebooks come last in the folders' order)
                  "10-the-queues-people-run.ipynb", "test_refresh.py", "test_cli.py",
                  "test_packaging.py",

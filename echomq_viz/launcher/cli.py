@@ -166,10 +166,14 @@ def _replica_line(url: str) -> str | None:
         client.close()
 
 
-def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]] | None = None) -> int:
-    """Run ``argv`` (and what ``then`` returns, once Redis answers) with Redis, until it exits."""
+def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]] | None = None,
+           on_private: Callable[[str], None] | None = None) -> int:
+    """Run ``argv`` (and what ``then`` returns, once Redis answers) with Redis, until it exits;
+    ``on_private(url)`` prepares a Redis this run started (a shared one is its operator's)."""
     _sweep()
     url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
+    if server is not None and on_private is not None:
+        on_private(url)
     if server is None and (refusal := _replica_line(url)):
         print(refusal, file=sys.stderr, flush=True)  # nothing started
         return 2
@@ -248,6 +252,7 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # echomq_viz.launcher._voila: Voila itself, with a reader that one odd client cannot stall
     argv = [sys.executable, "-m", "echomq_viz.launcher._voila", str(root), *exposure.pinned("--Voila.ip", extra),
             *VOILA_CULLING, *VOILA_OUTPUT_WAIT, *VOILA_NO_TRACEBACKS, *VOILA_EXTENSIONS]
+    caps = job_caps(args)  # checked before anything starts
     seats = args.max_kernels or default_max_kernels()
     rotation = Rotation(args.seats_per_visitor or SEATS_PER_VISITOR,
                         round(args.seat_idle_minutes * 60) if args.seat_idle_minutes is not None else SEAT_IDLE_S)
@@ -267,8 +272,19 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
             _say(cap_line(seats, chosen=args.max_kernels is not None, rotation=rotation))
             if kernels.why_tcp:
                 print(kernels.why_tcp, file=sys.stderr, flush=True)
+            # notebook 10's runs made (or found kept) now, not behind its first visitor's spinner
+            from echomq_viz.peers.findings import prepare_in_background
+
+            prepare_in_background()
             return []
-        return _serve([*argv, *extra], env, then=say_the_cap)
+
+        def cap_each_kernel(url: str) -> None:  # the app's own Redis: each kernel a student within caps
+            from echomq_viz.redis_side.caps import set_caps
+            from echomq_viz.redis_side.server import connect
+
+            set_caps(connect(url), caps)
+            _say(f"each visitor's demo queues hold at most {caps.describe()}")
+        return _serve([*argv, *extra], env, then=say_the_cap, on_private=cap_each_kernel)
 
 
 def cmd_singleuser(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -343,15 +359,27 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def job_caps(args: argparse.Namespace):
+    """The caps --max-queue-jobs and --max-jobs ask for, the defaults where not given (a
+    ValueError of one line when they disagree: main says it)."""
+    from echomq_viz.redis_side.caps import DEFAULT_CAPS, JobCaps
+
+    return JobCaps(queue_jobs=DEFAULT_CAPS.queue_jobs if args.max_queue_jobs is None else args.max_queue_jobs,
+                   student_jobs=DEFAULT_CAPS.student_jobs if args.max_jobs is None else args.max_jobs,
+                   student_queues=DEFAULT_CAPS.student_queues, job_bytes=DEFAULT_CAPS.job_bytes)
+
+
 def cmd_acl(args: argparse.Namespace) -> int:
     """``acl add NAME --out FILE``: a Redis user of the student's own, its URL into FILE, never shown."""
     from echomq_viz.redis_side.acl import write_student_url
 
-    done = _on_named_redis("acl", args, " (an operator's URL)", lambda url: write_student_url(url, args.name, args.out))
+    caps = job_caps(args)  # checked before anything is written
+    done = _on_named_redis("acl", args, " (an operator's URL)",
+                           lambda url: write_student_url(url, args.name, args.out, caps=caps))
     if done is None:
         return 2
-    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys; its REDIS_URL is in {done[1]} "
-          "(only you can read it)")
+    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys, within {caps.describe()}; "
+          f"its REDIS_URL is in {done[1]} (only you can read it)")
     return 0
 
 
@@ -389,6 +417,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if value is not None and not low <= value <= high:  # NaN fails too
             parser.commands[args.command].error(f"argument --{option.replace('_', '-')}: must be in {low}..{high}, "
                                                 f"got {value}")
+    if args.command in ("app", "acl"):
+        try:
+            job_caps(args)
+        except (ValueError, TypeError) as exc:  # e.g. --max-jobs below --max-queue-jobs
+            parser.commands[args.command].error(f"argument --max-queue-jobs/--max-jobs: {exc}")
     port = getattr(args, "port", None)
     if port is not None and not 0 <= port <= 65535:
         parser.commands[args.command].error(f"argument --port: port {port} is outside 0..65535")

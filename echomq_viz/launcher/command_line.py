@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seat-idle-minutes", type=float, metavar="M",
         help=f"a page that sends its kernel nothing for M minutes gives its seat back, its websocket open or "
              f"not (default {SEAT_IDLE_S // 60})")
+    _caps_options(parser.commands["app"], "a visitor's (each kernel, on the app's own Redis)")
     parser.commands["app"].add_argument(
         "--inspect-any", action="store_true",
         help=f"let the inspector notebook reach any Redis URL a visitor types ({ENV_INSPECT}=any for "
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     acl_add.add_argument("name", metavar="NAME", help="the student's name (on a hub: their hub user name)")
     acl_add.add_argument("--out", metavar="FILE", required=True, help="where the student's REDIS_URL goes")
     acl_add.add_argument("--url", help="the operator's Redis URL instead of REDIS_URL")
+    _caps_options(acl_add, "the student's")
     export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
     export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
     export.add_argument("--out", default="build/html", help="output folder (default build/html)")
@@ -92,3 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
                             f"copy in ~/{USER_FOLDER}, made or updated now)")
     parser.commands["singleuser"] = singleuser
     return parser
+
+
+def _caps_options(command: argparse.ArgumentParser, whose: str) -> None:
+    """The job caps a student's writes stop at (echomq_viz.redis_side.caps; pair them with
+    maxmemory and noeviction: docs/sharing-a-redis.md)."""
+    command.add_argument("--max-queue-jobs", type=int, default=None, metavar="N",
+                         help=f"jobs one demo queue of {whose} may hold (default 5,000)")
+    command.add_argument("--max-jobs", type=int, default=None, metavar="N",
+                         help=f"jobs all {whose} demo queues may hold together (default 20,000)")

@@ -947,7 +947,9 @@ class TestVoila:
 
     def test_index(self, app, page, axe_script):
         """The front page: a card per notebook with its title, in path order; nothing asked of
-        another host, nothing in the console."""
+        another host, nothing in the console. The app capped its kernels' demo queues on its own
+        Redis before any started (echomq_viz.redis_side.caps, each kernel a student)."""
+        assert "each visitor's demo queues hold at most 5,000 jobs a queue, 20,000 a student" in app.log.read_text()
         watch = Watch(page)
         with shot_on_failure(page, "voila-index"):
             page.goto(f"{app.base}/", wait_until="networkidle")

@@ -186,6 +186,26 @@ def test_acl_add_writes_the_url_to_a_0600_file_and_never_shows_it(shared, operat
     assert not [path for path in tmp_path.iterdir() if path.name.endswith(".part")]
 
 
+def test_acl_add_writes_the_caps_it_is_given_and_refuses_caps_that_disagree(shared, operator, tmp_path):
+    from echomq_viz.redis_side.caps import JobCaps, read_caps
+    from echomq_viz.redis_side.owners import namespace_of
+
+    env = {**os.environ, "REDIS_URL": shared.url, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "echomq_viz", "acl", "add", "judy", "--out", str(tmp_path / "judy.env")]
+    result = subprocess.run([*command, "--max-queue-jobs", "300", "--max-jobs", "900"], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "within 300 jobs a queue, 900 a student" in result.stdout
+    assert read_caps(operator, namespace=namespace_of("judy")) == JobCaps(queue_jobs=300, student_jobs=900)
+    before = operator.acl_users()
+    refused = subprocess.run([*command, "--max-queue-jobs", "300", "--max-jobs", "10"], capture_output=True,
+                             text=True, timeout=60, env=env)
+    assert refused.returncode == 2 and "student_jobs must be at least queue_jobs (300)" in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].startswith("echomq-viz acl: error: argument --max-queue-jobs")
+    assert operator.acl_users() == before  # nothing written
+    assert read_caps(operator, namespace=namespace_of("judy")) == JobCaps(queue_jobs=300, student_jobs=900)
+
+
 def test_acl_add_to_a_folder_that_does_not_exist_is_one_line_and_changes_nothing(shared, operator, tmp_path):
     env = {**os.environ, "REDIS_URL": shared.url, "PYTHONPATH": str(ROOT)}
     before = operator.acl_users()
