@@ -46,6 +46,7 @@ from hub import GOALS as HUB_GOALS, bench_hub  # noqa: E402
 from flood import GOALS as FLOOD_GOALS, bench_flood  # noqa: E402
 from peers import QUICK_SIZES as PEERS_QUICK, bench_list_walk, bench_peers  # noqa: E402
 from first_view import GOALS as FIRST_VIEW_GOALS, bench_first_view  # noqa: E402
+from hostile import GOALS as HOSTILE_GOALS, bench_hostile  # noqa: E402
 from page_views import bench_browser, bench_page_draw  # noqa: E402
 from profile_slider import profile_slider  # noqa: E402
 from report import print_results  # noqa: E402
@@ -198,6 +199,7 @@ GOALS.update(LEASE_GOALS)
 GOALS.update(HUB_GOALS)
 GOALS.update(FLOOD_GOALS)
 GOALS.update(FIRST_VIEW_GOALS)
+GOALS.update(HOSTILE_GOALS)
 
 
 def _inspector_commands(admin, name: str) -> dict[bytes, int]:
@@ -269,15 +271,21 @@ def bench_inspect(jobs: int) -> dict:
 # -- the whole test suite ------------------------------------------------------------------------
 
 
-def _timed_pytest(*args: str) -> tuple[float, str, int, list[str]]:
+def _timed_pytest(*args: str) -> tuple[float, str, int, list[str], list[str]]:
     """One run of pytest as the README runs it: (seconds, its last line, exit code, each failed or
-    erroring test with its message: :func:`failures`)."""
+    erroring test with its message: :func:`failures`, the slowest steps: :func:`slowest`)."""
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=25", *args],
+                         cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in run.stdout.strip().splitlines()] or [""]
-    return round(elapsed, 1), lines[-1], run.returncode, failures(lines)
+    return round(elapsed, 1), lines[-1], run.returncode, failures(lines), slowest(lines)
+
+
+def slowest(lines: list[str]) -> list[str]:
+    """pytest's ``--durations`` rows ("12.34s call tests/x.py::test_y"), slowest first: where the
+    suite's time goes, for the next one to cut."""
+    return [line.strip() for line in lines if re.match(r"^\s*\d+\.\d+s (call|setup|teardown) ", line)]
 
 
 def failures(lines: list[str]) -> list[str]:
@@ -304,10 +312,10 @@ def failures(lines: list[str]) -> list[str]:
 
 def bench_test_suite() -> dict:
     """The whole suite (the README's command), then its quick part (-m "not slow")."""
-    whole, whole_tail, whole_exit, whole_failed = _timed_pytest()
-    quick, quick_tail, quick_exit, quick_failed = _timed_pytest("-m", "not slow")
+    whole, whole_tail, whole_exit, whole_failed, whole_slowest = _timed_pytest()
+    quick, quick_tail, quick_exit, quick_failed, _ = _timed_pytest("-m", "not slow")
     return {"test_suite_s": whole, "test_suite_result": whole_tail, "test_suite_exit": whole_exit,
-            "test_suite_failed": whole_failed,
+            "test_suite_failed": whole_failed, "test_suite_slowest": whole_slowest,
             "test_quick_s": quick, "test_quick_result": quick_tail,
             "test_quick_exit": quick_exit, "test_quick_failed": quick_failed,
             # Python's default; PYTHONDONTWRITEBYTECODE makes every process (pytest's
@@ -335,6 +343,8 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     "peers_walk": lambda quick: bench_list_walk(store=not quick),
     # each page of the app to its first usable view (notebook 10's runs made or found first)
     "first_view": lambda quick: bench_first_view(["10"] if quick else None),
+    # a hostile student beside three others on Redis 7: their p95 with and without it
+    "hostile": lambda quick: bench_hostile(*((3.0, 1, 2) if quick else (4.0, 5, 3))),
     "browser": lambda quick: bench_browser(40 if quick else 200),
     "tests": lambda quick: bench_test_suite(),
 }
