@@ -426,8 +426,8 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
     known = (url,) if url else ()
     if url:
         where = redact_url(f"{ENV_URL}={url}" if url == os.environ.get(ENV_URL) else url, known)
-        problem = url_problem(url)
         try:
+            problem = url_problem(url)  # urllib's own ValueError (redis://[::1) is a bad URL too
             if problem:
                 raise ValueError(problem)
             client = redis.Redis.from_url(

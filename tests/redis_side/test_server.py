@@ -152,6 +152,7 @@ def test_connect_uses_redis_url(monkeypatch, redis_server):
     "url, fragment",
     [
         ("htp://localhost:6379", "bad Redis URL"),
+        ("redis://[::1", "bad Redis URL"),  # urllib itself refuses it: one line, never its traceback
         ("redis://127.0.0.1:1/0", "cannot reach Redis at"),
         ("unix:///nonexistent/dir/redis.sock", "cannot reach Redis at"),
     ],
