@@ -20,8 +20,8 @@ An anywidget view (model ``AnyModel`` of module ``anywidget``) carries its ES
 module as text (``_esm``); anywidget's front end imports it from a ``blob:``
 URL, so it runs on a page opened from disk, and the controls it draws itself
 move there with no kernel. Those are left alone; every ipywidgets control
-is switched off (:func:`freeze_controls`), and the notice at the top of each
-page says which figures move and which are stills (:func:`notice_html`).
+is switched off (:func:`~.page_notice.freeze_controls`), and the notice at the top of each
+page says which figures move and which are stills (:func:`~.page_notice.notice_html`).
 
 Each notebook is run here (its own kernel, the embedded Redis or
 ``REDIS_URL``) with its widget state stored: a page view's figure is its
@@ -51,7 +51,9 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
 from echomq_viz.launcher._kernel_channels import private_kernel_config
-from echomq_viz.launcher._stills import VIEW, WIDGET_STATE
+from echomq_viz.launcher.page_notice import (  # re-exported: what the pages say of their figures
+    ANYWIDGET, LIVE_NOTICE_HTML, MOVING_NOTICE_HTML, SNAPSHOT_NOTICE_HTML, anywidget_versions, freeze_controls,
+    notice_html, same_minor)
 from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 
@@ -88,16 +90,6 @@ JS_ASSETS = (
 )
 
 
-# The notice at the top of a page (notice_html): a page of stills only; a page where some figures
-# move (anywidget views, which draw their own controls) and the rest are stills; a page where
-# every figure moves (a button that needs the kernel says so in its own view).
-SNAPSHOT_NOTICE_HTML = "This page is a snapshot: run <code>echomq-viz lab</code> to move the sliders."
-MOVING_NOTICE_HTML = ("The figures with their own controls move here; the rest are stills: "
-                      "run <code>echomq-viz lab</code> to move those.")
-LIVE_NOTICE_HTML = ("Every figure on this page moves here, with no kernel: "
-                    "run <code>echomq-viz lab</code> for anything that says it needs one.")
-
-ANYWIDGET = "anywidget"  # the model module of an anywidget view, and its front end's require.js name
 
 # The lab template, plus: anywidget's module path for require.js, and MathJax only when a
 # notebook has maths (it is the one piece still taken from a CDN).
@@ -294,77 +286,6 @@ def execute_with_widgets(nb, path: Path, timeout: int, *, page_stills: bool = Tr
     store_stills(nb, page_views=page_stills)
 
 
-def _widget_state(nb) -> dict:
-    return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-
-
-def _is_anywidget(model: dict) -> bool:
-    return model.get("model_module") == ANYWIDGET
-
-
-def freeze_controls(nb) -> int:
-    """Switch off every control in the notebook's stored widget state: on a
-    page without a kernel it would move without effect. An anywidget view is
-    left as it is: it draws its figure and its controls in the page, and they
-    move there. Returns how many controls it switched off."""
-    frozen = 0
-    for model in _widget_state(nb).values():
-        if _is_anywidget(model):
-            continue
-        attributes = model.get("state", {})
-        if "disabled" in attributes:
-            attributes["disabled"] = True
-            frozen += 1
-    return frozen
-
-
-_SHOWN_MODEL = re.compile(r'IPY_MODEL_([0-9A-Za-z_-]+)|"model_id": "([0-9A-Za-z_-]+)"')
-
-
-def _shown_models(nb) -> list[dict]:
-    """The stored models the page shows: each view in a cell's output, and
-    every model it refers to however deep (an Output widget's views too)."""
-    state = _widget_state(nb)
-    todo = [output.get("data", {}).get(VIEW, {}).get("model_id", "")
-            for cell in nb.get("cells", []) for output in cell.get("outputs", [])]
-    seen: dict[str, dict] = {}
-    while todo:
-        model_id = todo.pop()
-        if model_id not in state or model_id in seen:
-            continue
-        seen[model_id] = state[model_id]
-        for found in _SHOWN_MODEL.findall(json.dumps(state[model_id].get("state", {}), sort_keys=True)):
-            todo.extend(found)
-    return list(seen.values())
-
-
-def notice_html(nb) -> str:
-    """The notice at the top of the notebook's page: whether its figures are
-    stills (:data:`SNAPSHOT_NOTICE_HTML`), some move (anywidget views, with
-    their own controls) and the rest are stills (:data:`MOVING_NOTICE_HTML`),
-    or every one moves (:data:`LIVE_NOTICE_HTML`). Read before or after
-    :func:`freeze_controls`."""
-    shown = _shown_models(nb)
-    moving = any(_is_anywidget(model) for model in shown)
-    still = any(not _is_anywidget(model) and "disabled" in model.get("state", {}) for model in shown)
-    if not moving:
-        return SNAPSHOT_NOTICE_HTML
-    return MOVING_NOTICE_HTML if still else LIVE_NOTICE_HTML
-
-
-def _anywidget_versions(nb) -> set[str]:
-    """The front-end versions the notebook's anywidget views were stored for (``~0.11.*``)."""
-    return {model.get("model_module_version", "") for model in _widget_state(nb).values() if _is_anywidget(model)}
-
-
-def _same_minor(stored: str, installed: str) -> bool:
-    """Whether a stored ``~0.11.*`` (anywidget's own semver, or a pre-release
-    written out) names the installed front end's major.minor."""
-    wanted = re.search(r"(\d+)\.(\d+)", stored)
-    have = re.match(r"(\d+)\.(\d+)", installed)
-    return bool(wanted and have and wanted.groups() == have.groups())
-
-
 def _exporter():
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -426,11 +347,11 @@ def export_notebooks(
                                       ) from exc
             elif "widgets" not in nb.metadata:
                 log(f"note: {path.name} has no stored widget state; its widgets will not render")
-            stored_for = _anywidget_versions(nb)
+            stored_for = anywidget_versions(nb)
             if stored_for and no_anywidget is not None:
                 raise ExportError(f"{path.name} has anywidget views: {no_anywidget}")
             for stored in sorted(version for version in stored_for
-                                 if not _same_minor(version, _frontend_version(ANYWIDGET))):
+                                 if not same_minor(version, _frontend_version(ANYWIDGET))):
                 log(f"note: {path.name} stored anywidget views for {stored or 'no version'}; "
                     f"its page runs them with anywidget {_frontend_version(ANYWIDGET)}")
             freeze_controls(nb)
