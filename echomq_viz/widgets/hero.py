@@ -120,9 +120,12 @@ class HeroView(PageView):
 
     def _follow(self) -> None:
         # One message from the page may change several values (switching live on after a drag
-        # sends both positions and the switch): each is reported, but the job is added once
+        # sends both positions and the switch): each is reported, but the job is tried once, so
+        # a refusal ("LeaseLost: nothing was done") is not followed by an add on the same message
         if self.figure.live:
-            if (self.figure.priority, self.figure.counter) != self._added_at:
+            position = (self.figure.priority, self.figure.counter)
+            if position != self._added_at:
+                self._added_at = position
                 self.add_on_redis()
         else:  # the last live line spoke of another score: it goes with it
             self.live_text = ""

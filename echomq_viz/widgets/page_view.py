@@ -94,7 +94,13 @@ class PageFigure(anywidget.AnyWidget):
                     continue
             taken[name] = value
         if taken:
-            super().set_state(taken)
+            # the view acts once a message, whatever number of its values the message changes
+            # (PageView._on_figure_change): a second act would clear the first one's error line
+            self.__dict__["_acted"] = set()
+            try:
+                super().set_state(taken)
+            finally:
+                self.__dict__.pop("_acted", None)
         # what the kernel did not take goes back to the page as it stands in the kernel (newer
         # ipywidgets send a value changed in validation themselves; 8.0 does not)
         back = [name for name in sync_data if name in self.keys and self.get_state(name)[name] != sync_data[name]]
@@ -197,6 +203,11 @@ class PageView(View):
         def changed(change: dict) -> None:
             # a refused value is set back where it was: traitlets then reports old == new
             if change["old"] != change["new"] == getattr(self.figure, change["name"]):
+                acted = self.figure.__dict__.get("_acted")  # this message's acts, while one is taken
+                if acted is not None:
+                    if callback in acted:
+                        return
+                    acted.add(callback)
                 callback(change)
 
         self.figure.observe(changed, names)

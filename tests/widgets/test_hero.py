@@ -191,3 +191,19 @@ def test_the_kernel_echoes_nothing_back_and_sends_a_refused_value_back_as_an_upd
     assert [msg for msg in sent if msg.get("method") == "echo_update"] == []
     hero.figure.set_state({"priority": 99})  # refused: the page is told the value stands at 3
     assert any(msg.get("method") == "update" and msg["state"].get("priority") == 3 for msg in sent), sent
+
+
+def test_a_message_whose_add_is_refused_adds_nothing_with_its_other_values(demo):
+    """Switching live on after a drag sends both positions and the switch in one message: when
+    its add is refused (the lease lapsed: "nothing was done"), the message's other values do
+    not add the job after all, on the fresh queue; the reader's next act does."""
+    from echomq_viz.redis_side.owners import lease_key
+
+    hero = HeroView(demo, priority=1, counter=5)
+    lapsed = demo.queue
+    demo.client.delete(lease_key(demo.owner))  # as if the kernel slept past its lease
+    hero.figure.set_state({"priority": 2, "counter": 9, "live": True})
+    assert "LeaseLost" in hero.status.text and "\n" not in hero.status.text
+    assert demo.queue != lapsed and demo.entries() == []  # the fresh queue: nothing added by that message
+    hero.figure.set_state({"counter": 10})  # the next move adds, on the fresh queue
+    assert [entry.job_id for entry in demo.entries()] == ["1"] and hero.status.text == ""
