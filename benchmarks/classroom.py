@@ -880,7 +880,8 @@ def bench_classroom(sessions: int, ramp: list[int] | None = None, seconds: float
         raise ValueError(f"app CPUs must be some of this process's CPUs {sorted(mine)}, leaving one or more "
                          f"for the students; got {sorted(app_cpus)}")
     log(HEADER)
-    with App(app_cpus) as app, running_on(generator_cpus):
+    # the teacher's seat count for this class (the app's default is 30 a core: docs/classroom.md)
+    with App(app_cpus, ("--max-kernels", str(sessions))) as app, running_on(generator_cpus):
         results = asyncio.run(run_classroom(app, ramp, seconds, log, pause_s, pattern))
     results["classroom_app_log_problems"] = app.problems()
     app.log.close()
