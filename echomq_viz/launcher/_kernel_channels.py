@@ -25,7 +25,6 @@ import contextlib
 import os
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -87,26 +86,9 @@ def sweep_kernel_folders() -> list[str]:
     """Delete the kernels' folders (:func:`socket_folder`) of this user's runs
     that were killed, in :data:`SHORT_ROOTS`; quietly: they held sockets and
     connection files only. Returns the folders deleted."""
-    from echomq_viz.redis_side._process import owner_is_dead  # the one rule for whose folder is stale
+    from echomq_viz.redis_side._process import sweep_leftovers  # the one rule for whose folder is stale
 
-    removed = []
-    for root in SHORT_ROOTS:
-        try:
-            names = os.listdir(root)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(root, name)
-            if not name.startswith(KERNEL_FOLDER_PREFIX):
-                continue
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and owner_is_dead(path):
-                shutil.rmtree(path, ignore_errors=True)
-                removed.append(path)
-    return removed
+    return [path for root in SHORT_ROOTS for path in sweep_leftovers(root, prefix=KERNEL_FOLDER_PREFIX)]
 
 
 @dataclass(frozen=True)

@@ -285,8 +285,8 @@ def owner_is_dead(directory: str) -> bool:
         return False
 
 
-def sweep_leftovers(root: str | os.PathLike | None = None) -> list[str]:
-    """Delete the ``echomq-viz-*`` temp folders of this user whose owner
+def sweep_leftovers(root: str | os.PathLike | None = None, prefix: str = LEFTOVER_PREFIX) -> list[str]:
+    """Delete the temp folders named ``prefix*`` (``echomq-viz-*``) of this user whose owner
     process is dead; never another user's, a live run's, or one naming no owner.
     Returns the folders deleted."""
     root = os.fspath(root) if root is not None else tempfile.gettempdir()
@@ -297,7 +297,7 @@ def sweep_leftovers(root: str | os.PathLike | None = None) -> list[str]:
         return removed
     for name in sorted(names):
         path = os.path.join(root, name)
-        if not name.startswith(LEFTOVER_PREFIX):
+        if not name.startswith(prefix):
             continue
         try:
             info = os.lstat(path)
