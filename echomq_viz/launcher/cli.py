@@ -275,7 +275,8 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
             # notebook 10's runs made (or found kept) now, not behind its first visitor's spinner
             from echomq_viz.peers.findings import prepare_in_background
 
-            prepare_in_background()
+            making = prepare_in_background()  # started here: it ends with this (the main) thread
+            threading.Thread(target=making.wait, name="echomq-viz-findings", daemon=True).start()  # reaped
             return []
 
         def cap_each_kernel(url: str) -> None:  # the app's own Redis: each kernel a student within caps

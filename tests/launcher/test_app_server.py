@@ -183,7 +183,13 @@ class RunningApp:
     def kernels(self) -> int:
         import psutil
 
-        return sum("echomq_viz.launcher._app_kernel" in " ".join(child.cmdline())
+        def command(child: psutil.Process) -> str:
+            try:
+                return " ".join(child.cmdline())
+            except psutil.Error:  # gone, or exited and not yet reaped: no kernel
+                return ""
+
+        return sum("echomq_viz.launcher._app_kernel" in command(child)
                    for child in psutil.Process(self.process.pid).children(recursive=True))
 
     def text(self) -> str:
