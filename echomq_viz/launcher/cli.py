@@ -172,12 +172,12 @@ def _serve(argv: list[str], env: dict[str, str], *, then: Callable[[], list[str]
     ``on_private(url)`` prepares a Redis this run started (a shared one is its operator's)."""
     _sweep()
     url, server = url_or_private_server(check=True, restarts=REDIS_RESTARTS)
-    if server is not None and on_private is not None:
-        on_private(url)
     if server is None and (refusal := _replica_line(url)):
         print(refusal, file=sys.stderr, flush=True)  # nothing started
         return 2
     try:
+        if server is not None and on_private is not None:
+            on_private(url)  # inside: the private server stops whatever happens
         try:
             argv = [*argv, *then()] if then is not None else argv  # e.g. lab's copy: written once Redis is checked
         except SystemExit as refused:  # said now: "stopped" stays the last line
