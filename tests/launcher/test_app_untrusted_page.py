@@ -106,20 +106,23 @@ def test_a_message_past_the_pages_size_limit_closes_its_websocket_and_the_kernel
         await page.update(comm, {"jobs": "x" * 900_000})  # under the limit: read, and refused in one line
         huge = page.message("comm_msg", {"comm_id": comm, "data": {"method": "update", "state": {"jobs": 10},
                                                                    "buffer_paths": [], "pad": "x" * 3 * 2**20}})
+        cut = False
         try:
             await page.send_text(json.dumps(huge))
         except (WebSocketClosedError, StreamClosedError):
-            pass  # the server closed it while the frame was still going out: what the test wants
+            cut = True  # the server closed it while the frame was still going out
         while await page.read(30) is not None:
             pass
         code = page.connection.close_code
         again = await KernelSocket.open(app.port, kernel_id)  # the kernel still answers a well-formed page
         state = await again.state(comm)
         again.close()
-        return code, state
+        return code, cut, state
 
-    code, state = asyncio.run(craft())
-    assert code == 1009  # "message too big": the server read no further
+    code, cut, state = asyncio.run(craft())
+    # "message too big" (1009): the server read no further; when its close met the frame still
+    # going out, the write fails instead and no close code reaches the page
+    assert code == 1009 or (cut and code is None), code
     assert state["jobs"] != 10
     assert (kernel.memory_info().rss - before) / 2**20 < RSS_GROWTH_MAX_MB
 
