@@ -18,10 +18,12 @@ import logging
 import os
 from typing import Callable
 
-__all__ = ["OrphanSweeper"]
+__all__ = ["OrphanSweeper", "clean_orphans_at"]
 
 
-def _clean(url: str) -> int:
+def clean_orphans_at(url: str) -> int:
+    """:func:`echomq_viz.redis_side.owners.clean_orphans` on the Redis (or the cluster of the
+    node) at ``url``: how many it removed (the app's sweeper and ``echomq-viz clean`` alike)."""
     from echomq_viz.redis_side.cluster import connect_any
     from echomq_viz.redis_side.owners import clean_orphans
 
@@ -40,7 +42,7 @@ class OrphanSweeper:
     """
 
     def __init__(self, log: logging.Logger, url: str | None = None, delay: float | None = None,
-                 clean: Callable[[str], int] = _clean) -> None:
+                 clean: Callable[[str], int] = clean_orphans_at) -> None:
         from echomq_viz.redis_side.owners import LEASE_SECONDS
         from echomq_viz.redis_side.server import ENV_URL
 

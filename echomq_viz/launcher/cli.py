@@ -46,6 +46,7 @@ from echomq_viz.launcher._kernel_channels import (ipc_problem, runtime_dir, sock
                                                   warm_font_cache)
 from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
+from echomq_viz.launcher._app_orphans import clean_orphans_at
 from echomq_viz.launcher.command_line import ENV_INSPECT, build_parser
 from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
 from echomq_viz.launcher.notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
@@ -102,18 +103,6 @@ def _sweep() -> None:
     sweep_kernel_folders()  # quietly: a killed run's kernels' sockets, outside TMPDIR when it was too long
 
 
-def _clean_orphans(url: str) -> int:
-    """``echomq_viz.experiments.live.clean_orphans`` on the Redis (or the cluster of the node) at ``url``: how many it removed."""
-    from echomq_viz.redis_side.cluster import connect_any
-    from echomq_viz.experiments.live import clean_orphans  # here, not above: the other commands need none of live
-
-    client = connect_any(url)
-    try:
-        return int(clean_orphans(client))
-    finally:
-        client.close()
-
-
 def _one_line(exc: BaseException, url: str) -> str:
     text = redact_url(str(exc), (url,)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
@@ -122,7 +111,7 @@ def _one_line(exc: BaseException, url: str) -> str:
 def _clean_at_start(url: str) -> None:
     """Your Redis may hold demo keys of kernels that died: remove them once, never fatally."""
     try:
-        removed = _clean_orphans(url)
+        removed = clean_orphans_at(url)
     except Exception as exc:  # the notebooks work without it: say why, go on
         _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc, url)}")
         return
@@ -352,7 +341,7 @@ def _on_named_redis(command: str, args: argparse.Namespace, which: str, action: 
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    done = _on_named_redis("clean", args, "", _clean_orphans)
+    done = _on_named_redis("clean", args, "", clean_orphans_at)
     if done is None:
         return 2
     url, removed = done

@@ -748,7 +748,7 @@ def test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else(redis_server,
 
 @pytest.fixture
 def orphans_stub(monkeypatch):
-    import echomq_viz.experiments.live as live
+    import echomq_viz.redis_side.owners as owners
 
     calls = []
 
@@ -757,7 +757,7 @@ def orphans_stub(monkeypatch):
         client.ping()
         return 3
 
-    monkeypatch.setattr(live, "clean_orphans", clean_orphans, raising=False)
+    monkeypatch.setattr(owners, "clean_orphans", clean_orphans)
     return calls
 
 
@@ -783,18 +783,18 @@ def test_clean_needs_a_redis_and_says_so(capsys, monkeypatch, orphans_stub):
 
 
 def test_clean_at_start_is_one_line_and_never_fatal(monkeypatch, capsys, redis_server):
-    import echomq_viz.experiments.live as live
+    import echomq_viz.redis_side.owners as owners
     from echomq_viz.launcher import cli
 
     def broken(client):
         raise RuntimeError("NOPERM this user has no permissions\nsecond line")
 
-    monkeypatch.setattr(live, "clean_orphans", broken, raising=False)
+    monkeypatch.setattr(owners, "clean_orphans", broken)
     cli._clean_at_start(redis_server.url)  # clean_orphans fails: one line, and on we go
     cli._clean_at_start(redis_server.url.replace("unix://", "unix://viewer:s3cretPW@"))  # login refused
-    monkeypatch.setattr(live, "clean_orphans", lambda client: 0, raising=False)
+    monkeypatch.setattr(owners, "clean_orphans", lambda client: 0)
     cli._clean_at_start(redis_server.url)  # nothing removed: nothing said
-    monkeypatch.setattr(live, "clean_orphans", lambda client: 2, raising=False)
+    monkeypatch.setattr(owners, "clean_orphans", lambda client: 2)
     cli._clean_at_start(redis_server.url)
     cli._clean_at_start("redis://:s3cretPW@127.0.0.1:1/0")  # unreachable
     lines = capsys.readouterr().err.splitlines()
