@@ -14,6 +14,9 @@ And it keeps no IPython history (``--HistoryManager.enabled=False``): no
 database and no thread saving the cells a page runs. On loopback ports (no
 folder took its sockets) it does not repeat ipykernel's warning about them:
 the launcher said once why (:mod:`echomq_viz.launcher._kernel_channels`).
+And a status its I/O thread can no longer send, because the kernel is
+shutting down, is dropped instead of printed as a traceback in the app's
+terminal (:class:`AppIOPubThread`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,30 @@ from __future__ import annotations
 import sys
 import threading
 
-from ipykernel.iostream import OutStream  # imports no debugpy
+import zmq
+from ipykernel.iostream import IOPubThread, OutStream  # imports no debugpy
+
+
+class AppIOPubThread(IOPubThread):
+    """ipykernel's I/O thread, quiet about the last status of a shutdown.
+
+    When a page goes and its kernel is shut down, the control thread
+    publishes "idle" after the shutdown request while the main thread stops
+    this thread and closes its event pipes. ``schedule`` checks that the
+    thread is alive, then wakes it through a pipe that may be closed by then
+    (ipykernel 7.4 guards the send itself, not this wake-up), and the
+    ``ENOTSOCK`` was logged as a traceback in the app's terminal, one per
+    culled kernel now and then. Once the thread is stopped nothing can
+    reach the page anyway: that status is dropped. Any other error, or the
+    same one before a stop, is raised as before.
+    """
+
+    def schedule(self, f) -> None:
+        try:
+            super().schedule(f)
+        except zmq.ZMQError as error:
+            if error.errno != zmq.ENOTSOCK or not self._stopped:
+                raise
 
 
 class AppOutStream(OutStream):
@@ -77,6 +103,8 @@ class _NoShellChannelThread:
 def main() -> None:
     sys.modules["debugpy"] = None  # its import fails: ipykernel runs without a debugger
     from ipykernel import kernelapp
+
+    kernelapp.IOPubThread = AppIOPubThread  # the name init_iopub builds its I/O thread from
     from ipykernel.ipkernel import IPythonKernel
 
     class AppKernel(IPythonKernel):

@@ -1,7 +1,7 @@
 """The app's kernel (``python -m echomq_viz.launcher._app_kernel``), started from the
 app's kernel spec as Voila starts a visitor's: no debugger, no subshells,
-and printed text still reaches the page whole and before "idle" with the
-cheaper flush."""
+printed text still reaches the page whole and before "idle" with the
+cheaper flush, and a shutdown's last status does not end in a traceback."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import json
 import subprocess
 
 import pytest
+import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
+from echomq_viz.launcher._app_kernel import AppIOPubThread
 from echomq_viz.launcher._kernel_channels import private_kernel_config
 from echomq_viz.launcher.app_template import TEMPLATE_ROOT
 
@@ -152,3 +154,38 @@ def test_the_main_thread_reads_the_shell_channel_and_cells_may_await(client):
     # a top-level await is the one path that asks for the shell channel's parent thread
     seen = run(client, "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')")
     assert printed(seen) == "awaited\n" and "error" not in [kind for kind, _ in seen]
+
+
+def test_the_kernels_io_thread_is_the_apps(client):
+    assert printed(run(client, "import sys; print(type(sys.stdout.pub_thread).__name__)")) == "AppIOPubThread\n"
+
+
+def test_a_status_sent_while_the_io_thread_stops_is_dropped_and_any_other_failure_raised():
+    # The race seen in the app's log: the control thread found the I/O thread
+    # alive, the main thread then stopped it and closed its event pipes, and
+    # the wake-up failed with ENOTSOCK. The window is held open here by an
+    # I/O thread that still says it is alive after its stop.
+    context = zmq.Context()
+    try:
+        for stopped in (True, False):
+            io_thread = AppIOPubThread(context.socket(zmq.PUB), pipe=True)
+            io_thread.start()
+            io_thread.schedule(lambda: None)  # this thread's event pipe exists now
+            if stopped:
+                io_thread.stop()  # joins the thread and closes every event pipe
+            else:
+                for pipe in io_thread._event_pipes.values():
+                    pipe.close()  # the same closed pipe, with nobody stopping
+            io_thread.thread.is_alive = lambda: True
+            try:
+                if stopped:
+                    io_thread.schedule(lambda: None)  # dropped, no traceback
+                else:
+                    with pytest.raises(zmq.ZMQError):
+                        io_thread.schedule(lambda: None)
+            finally:
+                del io_thread.thread.is_alive  # the thread's own answer again, for stop() here and at exit
+            io_thread.stop()
+            io_thread.close()
+    finally:
+        context.destroy(linger=0)  # closes any socket a failure above left open
