@@ -15,7 +15,10 @@ asyncio:
 Each call runs its coroutine in a private event loop (on a helper thread
 when the calling thread already runs one, as a Jupyter kernel does), closes
 every BullMQ queue and worker it opened, and checks that no task it started
-is still running. Every BullMQ connection carries the client name
+is still running. A Redis error comes out as its one line (what happened,
+what to do), as a ``Demo``'s do: a student's Redis user, which runs only
+the course's functions, is refused the stock client's own scripts, and
+says so. Every BullMQ connection carries the client name
 :data:`CLIENT_NAME` (workers rename theirs to ``<prefix>:<queue>``), so a
 ``CLIENT LIST`` shows whether any is left.
 """
@@ -23,14 +26,18 @@ is still running. Every BullMQ connection carries the client name
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from redis.exceptions import RedisError
 
 from echomq_viz.core.checks import check_bool, check_int, check_str, describe
 from echomq_viz.core.keys import QueueContext, validate_job_id
+from echomq_viz.redis_side.redis_errors import one_line
 from echomq_viz.redis_side.scripts import validate_priority
 from echomq_viz.redis_side.server import ENV_URL, embedded_server
 
@@ -98,6 +105,33 @@ def _options(url: str, prefix: str, **extra: Any) -> dict:
     return {"connection": _named(url), "prefix": prefix, **extra}
 
 
+def _where(url: object) -> str:
+    """Which Redis ``url`` reaches, for an error line: its socket path or host and port, never a password."""
+    try:
+        parts = urlsplit(str(url))
+        return parts.path if parts.scheme == "unix" else f"{parts.hostname}:{parts.port or 6379}"
+    except ValueError:
+        return "the Redis"
+
+
+STUDENT_HINT = ("stock BullMQ runs its own Lua scripts (EVALSHA), and a student's Redis user runs only the "
+                "course's functions: run this cell on a Redis of your own (unset REDIS_URL for the embedded one)")
+
+
+def _in_one_line(call: Callable[..., T]) -> Callable[..., T]:
+    """``call`` with a Redis error raised as its one line, the student's case named (NOPERM)."""
+    @functools.wraps(call)
+    def said(url, *args, **kwargs):
+        try:
+            return call(url, *args, **kwargs)
+        except RedisError as exc:
+            error = one_line(exc, _where(url))
+            if "NOPERM" in str(exc) or type(exc).__name__ == "NoPermissionError":
+                error.args = (f"{error.args[0].split(': a student', 1)[0]}: {STUDENT_HINT}",)
+            raise error from exc
+    return said
+
+
 def run_sync(make: Callable[[], Awaitable[T]], timeout: float = DEFAULT_TIMEOUT) -> T:
     """Run ``make()`` to completion in a fresh event loop and return its result.
 
@@ -154,6 +188,7 @@ async def _settle(timeout: float) -> None:
 # -- the calls -------------------------------------------------------------------------
 
 
+@_in_one_line
 def bullmq_keys(url: str, queue: str, prefix: str = "emq") -> dict[str, str]:
     """The keys BullMQ builds for a queue, by type (``""`` is the key prefix)."""
     bullmq = _bullmq()
@@ -169,6 +204,7 @@ def bullmq_keys(url: str, queue: str, prefix: str = "emq") -> dict[str, str]:
     return run_sync(main)
 
 
+@_in_one_line
 def bullmq_add(url: str, queue: str, prefix: str, jobs: Iterable[Sequence]) -> list[str]:
     """Add jobs with BullMQ's ``Queue.add``, one at a time, in order.
 
@@ -198,6 +234,7 @@ def bullmq_add(url: str, queue: str, prefix: str, jobs: Iterable[Sequence]) -> l
     return run_sync(main)
 
 
+@_in_one_line
 def bullmq_process_order(
     url: str, queue: str, prefix: str = "emq", timeout: float = DEFAULT_TIMEOUT,
     count: int | None = None,
@@ -240,9 +277,12 @@ def bullmq_process_order(
             if len(completed) >= expected:
                 done.set()
 
+        refused: list[RedisError] = []  # a worker's error from Redis: raised as itself, in its one line
+
         def on_problem(kind: str) -> Callable[..., None]:
             def record(*args) -> None:
                 problems.append(f"{kind}: {args!r}")
+                refused.extend(arg for arg in args if isinstance(arg, RedisError))
                 done.set()
             return record
 
@@ -258,6 +298,8 @@ def bullmq_process_order(
                 raise TimeoutError(
                     f"the BullMQ worker completed {len(completed)} of {expected} jobs in {timeout} s"
                 ) from None
+            if refused:
+                raise refused[0]
             if problems:
                 raise RuntimeError("the BullMQ worker reported: " + "; ".join(problems))
             finished = True
@@ -276,6 +318,7 @@ def bullmq_process_order(
     return run_sync(main, timeout)
 
 
+@_in_one_line
 def bullmq_change_priority(url: str, queue: str, prefix: str, job_id: str, priority: int, *,
                            lifo: bool = False) -> None:
     """Stock BullMQ's ``Job.changePriority`` (PyPI ``bullmq``) on a job of ``queue``.

@@ -182,3 +182,21 @@ def test_a_raw_flood_stays_in_its_own_keys_under_maxmemory_and_clean_takes_it_ba
     assert bob.lost() == 0
     assert clean_orphans(operator) == written  # the flood's keys: no live lease holds them
     still_running(bob, 3)
+
+
+def test_stock_bullmq_as_a_student_is_refused_in_one_line_naming_why(students):
+    """Notebooks 06 to 08 drive the stock BullMQ client, which runs its own Lua:
+    for a student that is refused, in one line saying why and what to do."""
+    from echomq_viz.experiments.interop import bullmq_add, bullmq_process_order
+
+    operator, alice, _, urls = students
+    queue = "{viz-06-bullmq@" + namespace_of("alice") + ".abcdefgh}"  # BullMQ's keys are in alice's own pattern
+    for call in (lambda: bullmq_add(urls["alice"], queue, "emq", [("a", {}, 1)]),
+                 lambda: bullmq_process_order(urls["alice"], queue, "emq", timeout=5, count=1)):
+        with pytest.raises(redis.exceptions.NoPermissionError) as raised:
+            call()
+        said = raised.value._render_traceback_()
+        assert len(said) == 1 and "\n" not in said[0], said
+        assert "stock BullMQ runs its own Lua" in said[0] and "unset REDIS_URL" in said[0], said
+        assert urls["alice"].split("@")[0].split(":")[-1] not in said[0]  # no password
+    assert not list(operator.scan_iter(match="emq:{viz-06-bullmq*", count=1000))  # nothing written
