@@ -5,6 +5,7 @@ runs, conda pins the redis-server and Node.js the tests run, and on a Python wit
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import re
@@ -108,6 +109,9 @@ def test_conda_pins_the_redis_server_and_node_the_tests_run():
     assert node_version.startswith(f"v{pins['nodejs']}."), (pins, node_version)
 
 
+# the standard library of a Python newer than the oldest promised: on Python 3.10 each import of it
+# falls back to the package pyproject.toml declares for that Python (tomllib: tomli)
+NEWER_STDLIB = {"tomllib"}
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w[\w., \t]*))", re.M)
 
 
@@ -119,7 +123,7 @@ def _imported(sources: list[tuple[Path, str]]) -> set[str]:
         for match in _IMPORT.finditer(text):
             names = [match.group(1)] if match.group(1) else match.group(2).split(",")
             found.update(name.split(" as ")[0].strip().split(".")[0] for name in names)
-    return found - set(sys.stdlib_module_names) - {""}
+    return found - set(sys.stdlib_module_names) - NEWER_STDLIB - {""}
 
 
 def _code_cells(notebook: Path) -> list[tuple[Path, str]]:
@@ -130,10 +134,21 @@ def _code_cells(notebook: Path) -> list[tuple[Path, str]]:
 
 @functools.lru_cache(maxsize=1)
 def _owners() -> Mapping[str, list[str]]:
-    """Each installed top-level module: the distributions that install it (a second or so to find)."""
-    from importlib.metadata import packages_distributions
+    """Each installed top-level module: the distributions that install it (a second or so to find).
 
-    return packages_distributions()
+    As Python 3.11's ``packages_distributions`` finds them: a distribution's ``top_level.txt``, else the
+    top of each ``.py`` file it installed. Python 3.10's reads ``top_level.txt`` alone, which wheels built
+    by newer backends (pyzmq's, for ``zmq``) no longer carry."""
+    from importlib.metadata import distributions
+
+    owners: dict[str, list[str]] = collections.defaultdict(list)
+    for dist in distributions():
+        declared = (dist.read_text("top_level.txt") or "").split()
+        inferred = {file.parts[0] if len(file.parts) > 1 else file.with_suffix("").name
+                    for file in dist.files or () if file.suffix == ".py"}
+        for module in declared or inferred:
+            owners[module].append(dist.metadata["Name"])
+    return owners
 
 
 def _undeclared(modules: set[str], requirements: list[str]) -> list[str]:
