@@ -98,16 +98,23 @@ def off_loopback(address: str) -> str | None:
     return None
 
 
+def _first_refused(extra: Sequence[str], problem: Callable[[str], str | None],
+                   say: Callable[[str, str], str]) -> str | None:
+    """``say(option, why)`` for the first address asked for in ``extra`` that ``problem`` refuses, or None."""
+    for option, address in requested_binds(extra):
+        why = problem(address)
+        if why:
+            return say(option, why)
+    return None
+
+
 def bind_refusal(command: str, extra: Sequence[str], public: bool) -> str | None:
     """The one line refusing to serve beyond loopback without ``--public``, or None."""
     if public:
         return None
-    for option, address in requested_binds(extra):
-        why = off_loopback(address)
-        if why:
-            return (f"echomq-viz {command}: {option} would serve the notebooks to other hosts ({why}); "
-                    f"add --public to do that (it then requires a token), or drop it to stay on {LOOPBACK}")
-    return None
+    return _first_refused(extra, off_loopback, lambda option, why: (
+        f"echomq-viz {command}: {option} would serve the notebooks to other hosts ({why}); "
+        f"add --public to do that (it then requires a token), or drop it to stay on {LOOPBACK}"))
 
 
 def listen_problem(address: str) -> str | None:
@@ -135,12 +142,9 @@ def listen_problem(address: str) -> str | None:
 
 def listen_refusal(command: str, extra: Sequence[str]) -> str | None:
     """The one line refusing an address the server could not listen on, or None."""
-    for option, address in requested_binds(extra):
-        why = listen_problem(address)
-        if why:
-            return (f"echomq-viz {command}: {option} cannot be listened on: {why}; give an address of this "
-                    f"machine, or 0.0.0.0 for all of them (with --public)")
-    return None
+    return _first_refused(extra, listen_problem, lambda option, why: (
+        f"echomq-viz {command}: {option} cannot be listened on: {why}; give an address of this "
+        f"machine, or 0.0.0.0 for all of them (with --public)"))
 
 
 def token_refusal(command: str, extra: Sequence[str]) -> str | None:
