@@ -54,6 +54,7 @@ from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: 
     CAPTION, NOTEBOOK_DIR, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, _run_all_in_lab,
     _wait_painted, _wait_views_rendered, browser, exported, lab, page, served, shot_on_failure, step_both_ways,
     wait_until)
+from conftest import wait_until as holds_within  # True or False at the deadline (test_browser's raises)
 from test_cli import TOKEN
 
 pytestmark = pytest.mark.slow  # real browsers on real servers
@@ -332,16 +333,6 @@ def _as_the_kernel_heard(values: dict[str, int], sent: list[bytes]) -> dict[str,
 FIRST_SHOWN_S = 60  # the first stored view of a notebook opened in JupyterLab shows within this, or never
 
 
-def _any_within(condition: Callable[[], bool], seconds: float) -> bool:
-    """Whether ``condition`` holds within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.25)
-    return True
-
-
 def _open_in_lab(tab, lab, name: str) -> None:
     tab.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
 
@@ -363,7 +354,7 @@ class TestInJupyterLab:
             with shot_on_failure(page, f"page-views-first-open-{name}"):
                 _open_in_lab(page, lab, name)
                 views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
-                if not _any_within(lambda: views.count() > 0, FIRST_SHOWN_S):
+                if not holds_within(lambda: views.count() > 0, FIRST_SHOWN_S):
                     # JupyterLab's widget manager now and then shows none of a notebook's stored views on
                     # the first open after a page load, when the kernel connects late (a loaded machine):
                     # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
