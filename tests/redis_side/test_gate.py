@@ -1,0 +1,227 @@
+"""The fair gate (echomq_viz.redis_side.gate) in front of a real Redis 7: students work through it
+as they would directly, Redis still judges every login and command, and the gate holds each
+connection to one command at a time and each user to its rate and connections."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from urllib.parse import urlsplit
+
+import pytest
+import redis
+
+from conftest import one_clear_line, server_binary, wait_until
+from echomq_viz.experiments.live import Demo
+from echomq_viz.redis_side.acl import add_student, check_gate, remove_student, write_student_url
+from echomq_viz.redis_side.caps import JobCaps
+from echomq_viz.redis_side.gate import GateLimits, GateThread, upstream_address, upstream_problem
+from echomq_viz.redis_side.server import RedisServer, connect
+
+pytestmark = pytest.mark.slow  # servers of their own
+CAPS = JobCaps(queue_jobs=500, student_jobs=800, student_queues=4, job_bytes=1024)
+
+
+@pytest.fixture(scope="module")
+def course():
+    """A course's Redis 7 with a password (its default user wants a login)."""
+    with RedisServer(server_binary("system"), port=0) as server:
+        yield server
+
+
+@pytest.fixture
+def urls(course):
+    operator = course.client()
+    made = {name: add_student(operator, name, course.url, caps=CAPS) for name in ("alice", "bob")}
+    yield made
+    for key in operator.scan_iter(match="emq:*", count=1000):
+        operator.unlink(key)
+    for name in made:
+        remove_student(operator, name)
+    operator.close()
+
+
+def test_a_student_works_through_the_gate_and_redis_still_judges(course, urls):
+    with GateThread(course.url) as gate:
+        alice = connect(gate.url_for(urls["alice"]))
+        demo = Demo("viz-gate", client=alice)
+        ids = demo.add_batch([3, 1, 2] * 20)  # pipelined: the gate passes it one command at a time
+        assert len(ids) == 60 and demo.pop().priority == 1
+        assert [entry.priority for entry in demo.entries()][:3] == [1, 1, 1]
+        with pytest.raises(redis.exceptions.NoPermissionError):  # Redis's ACL, as without the gate
+            alice.execute_command("EVAL", "while true do end", 0)
+        with pytest.raises(redis.ResponseError) as refused:  # past the cap: Redis's one line, passed on
+            demo.add_batch([1] * 600)
+        assert "queue_jobs" in str(refused.value) or "500" in str(refused.value)
+        with pytest.raises(redis.AuthenticationError):  # a wrong password: Redis says so, through the gate
+            connect_raw(gate, b"alice", b"not-her-password")
+        assert set(gate.gate.buckets) >= {b"alice"}
+        alice.close()
+
+
+def connect_raw(gate: GateThread, user: bytes, password: bytes) -> None:
+    client = redis.Redis(host=gate.host, port=gate.port, username=user.decode(), password=password.decode(),
+                         protocol=2, socket_timeout=5)
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+def password_of(url: str) -> str:
+    return urlsplit(url).password
+
+
+def as_user(gate: GateThread, url: str) -> redis.Redis:
+    """A client of the student ``url`` names, through ``gate``, one connection per pool."""
+    return redis.Redis(host=gate.host, port=gate.port, username=urlsplit(url).username, password=password_of(url),
+                       decode_responses=True, socket_timeout=10)
+
+
+def test_commands_that_answer_more_than_once_are_refused_in_one_line_and_the_connection_goes_on(course, urls):
+    with GateThread(course.url) as gate:
+        alice = connect(gate.url_for(urls["alice"]))
+        for command in (("SUBSCRIBE", "x"), ("PSUBSCRIBE", "*"), ("MONITOR",), ("CLIENT", "TRACKING", "on")):
+            with pytest.raises(redis.ResponseError) as refused:
+                alice.execute_command(*command)
+            assert str(refused.value).startswith("echomq-viz gate: ") and one_clear_line(str(refused.value))
+        assert alice.execute_command("ACL", "WHOAMI") == "alice"
+        alice.close()
+
+
+def test_a_user_gets_its_rate_and_no_more(course, urls):
+    """40 pipelined commands at 20 a second with 10 at once cannot take less than 1.5 s (a lower bound:
+    a slower machine only takes longer); another user meanwhile is not held to alice's bucket."""
+    with GateThread(course.url, limits=GateLimits(rate=20, burst=10)) as gate:
+        alice, bob = connect(gate.url_for(urls["alice"])), connect(gate.url_for(urls["bob"]))
+        alice.execute_command("ACL", "WHOAMI")
+        time.sleep(0.6)  # the bucket full again: 10
+        pipe = alice.pipeline(transaction=False)
+        for _ in range(40):
+            pipe.execute_command("ACL", "WHOAMI")
+        started = time.monotonic()
+        done = threading.Event()
+        answers: list = []
+        worker = threading.Thread(target=lambda: (answers.extend(pipe.execute()), done.set()))
+        worker.start()
+        assert bob.execute_command("ACL", "WHOAMI") == "bob"
+        assert not done.is_set(), "bob's command should have been answered while alice's queue waits its turn"
+        worker.join(30)
+        assert answers == ["alice"] * 40 and time.monotonic() - started >= 1.5 - 0.05
+        alice.close(), bob.close()
+
+
+def test_a_user_holds_at_most_its_connections(course, urls):
+    with GateThread(course.url, limits=GateLimits(max_connections=3)) as gate:
+        held = [as_user(gate, urls["alice"]) for _ in range(4)]
+        for client in held[:3]:
+            assert client.execute_command("ACL", "WHOAMI") == "alice"
+        with pytest.raises(redis.ResponseError, match="^echomq-viz gate: user alice holds the 3 connections one "
+                           "user may have open through the gate: close one first$"):
+            held[3].execute_command("ACL", "WHOAMI")
+        assert gate.gate.refused >= 1
+        held[0].close()
+        assert wait_until(lambda: gate.gate.buckets[b"alice"].connections == 2, 5)
+        late = as_user(gate, urls["alice"])
+        assert late.execute_command("ACL", "WHOAMI") == "alice"  # a seat given back is a seat to take
+        for client in (*held, late):
+            client.close()
+
+
+def test_the_refusal_past_the_connections_is_one_line(course, urls):
+    password = password_of(urls["alice"]).encode()
+    with GateThread(course.url, limits=GateLimits(max_connections=1)) as gate:
+        first = socket.create_connection((gate.host, gate.port))
+        second = socket.create_connection((gate.host, gate.port))
+        login = b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$%d\r\n%s\r\n" % (len(password), password)
+        first.sendall(login)
+        assert first.recv(100) == b"+OK\r\n"
+        second.sendall(login)
+        second.settimeout(5)
+        assert second.recv(1000) == (b"-ERR echomq-viz gate: user alice holds the 1 connections one user may have "
+                                     b"open through the gate: close one first\r\n")
+        assert second.recv(100) == b""  # then closed
+        first.close(), second.close()
+
+
+class _CountingUpstream:
+    """A stand-in for Redis that answers each command after a pause and records how many commands
+    of one connection it ever held unanswered at once: what the gate passes on, not what Redis does
+    (the real Redis is in the tests above). It wants a login, as the gate requires: PING gets NOAUTH."""
+
+    def __init__(self) -> None:
+        self.most_waiting = 0
+
+    async def handle(self, reader, writer) -> None:
+        import hiredis
+
+        parser = hiredis.Reader()
+        while data := await reader.read(65536):
+            parser.feed(data)
+            answers = []
+            while (command := parser.gets()) is not False:
+                answers.append(b"-NOAUTH Authentication required.\r\n" if command[0] == b"PING" else b"+OK\r\n")
+            self.most_waiting = max(self.most_waiting, len(answers))
+            await asyncio.sleep(0.002)
+            writer.write(b"".join(answers))
+            await writer.drain()
+
+
+def test_redis_never_holds_two_commands_of_one_connection(tmp_path):
+    path = str(tmp_path / "upstream.sock")
+    upstream = _CountingUpstream()
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(asyncio.start_unix_server(upstream.handle, path))
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        with GateThread(f"unix://{path}") as gate:
+            client = socket.create_connection((gate.host, gate.port))
+            client.sendall(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" * 300)  # a pipeline of 300
+            got = b""
+            while got.count(b"\r\n") < 300:
+                got += client.recv(65536)
+            client.close()
+        assert got == b"+OK\r\n" * 300 and upstream.most_waiting == 1
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        server.close()
+
+
+def test_the_gate_refuses_a_redis_open_to_all(tmp_path):
+    with RedisServer(server_binary("system")) as open_server:  # a unix socket server: no password
+        problem = upstream_problem(upstream_address(open_server.url))
+        assert problem and one_clear_line(problem) and "default user" in problem
+        with pytest.raises(ValueError, match="answers without a login"):
+            GateThread(open_server.url).start()
+    assert "cannot be reached" in upstream_problem(("unix", str(tmp_path / "nothing.sock")))
+
+
+def test_garbage_gets_one_line_and_a_close(course):
+    with GateThread(course.url) as gate:
+        sock = socket.create_connection((gate.host, gate.port))
+        sock.sendall(b":12\r\n")  # an integer, not a command
+        sock.settimeout(5)
+        assert sock.recv(1000) == b"-ERR echomq-viz gate: a command must be a RESP array of bulk strings\r\n"
+        assert sock.recv(100) == b""
+        sock.close()
+
+
+@pytest.mark.parametrize("bad", ["", "host", "host:0", "host:70000", "a b:1", ":6380", "h:6380/x", 6380])
+def test_a_bad_gate_address_is_one_line(bad):
+    with pytest.raises(ValueError) as refused:
+        check_gate(bad)
+    assert one_clear_line(str(refused.value)) and "HOST:PORT" in str(refused.value)
+
+
+def test_acl_add_writes_a_url_through_the_gate(course, tmp_path):
+    out = tmp_path / "carol.url"
+    write_student_url(course.url, "carol", out, caps=CAPS, gate="127.0.0.1:6380")
+    url = out.read_text().strip()
+    assert url.startswith("redis://carol:") and url.endswith("@127.0.0.1:6380/0") and oct(out.stat().st_mode)[-3:] == "600"
+    operator = course.client()
+    remove_student(operator, "carol")
+    operator.close()
