@@ -7,6 +7,8 @@ as offline HTML pages, with a private Redis.
 - ``echomq-viz redis``  run the embedded server in the foreground and say how
   to connect to it;
 - ``echomq-viz clean``  remove the demo keys no live kernel owns from a Redis;
+- ``echomq-viz acl add`` a Redis user per student on a shared Redis; ``echomq-viz gate``
+  stands between them and it (:mod:`echomq_viz.launcher.gate_command`);
 - ``echomq-viz export`` write every notebook as an HTML page that renders its
   widgets and figures with no network (see :mod:`echomq_viz.launcher.export`);
 - ``echomq-viz singleuser`` a student's server on a JupyterHub (see :mod:`echomq_viz.launcher.hub`).
@@ -365,11 +367,12 @@ def cmd_acl(args: argparse.Namespace) -> int:
 
     caps = job_caps(args)  # checked before anything is written
     done = _on_named_redis("acl", args, " (an operator's URL)",
-                           lambda url: write_student_url(url, args.name, args.out, caps=caps))
+                           lambda url: write_student_url(url, args.name, args.out, caps=caps, gate=args.gate))
     if done is None:
         return 2
+    through = f", through the gate at {args.gate}" if args.gate else ""
     print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys, within {caps.describe()}; "
-          f"its REDIS_URL is in {done[1]} (only you can read it)")
+          f"its REDIS_URL{through} is in {done[1]} (only you can read it)")
     return 0
 
 
@@ -436,6 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_clean(args)
         if args.command == "acl":
             return cmd_acl(args)
+        if args.command == "gate":
+            from echomq_viz.launcher.gate_command import cmd_gate
+
+            return cmd_gate(args)
         if args.command == "app":
             return cmd_app(args, extra)
         if args.command == "singleuser":

@@ -10,6 +10,7 @@ import argparse
 
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher.notebook_copies import USER_FOLDER
+from echomq_viz.redis_side.gate import DEFAULT_LIMITS
 from echomq_viz.launcher.seats import KERNEL_MB, SEAT_IDLE_S, SEATS_PER_VISITOR, STUDENTS_PER_CORE
 
 __all__ = ["ENV_INSPECT", "NOTEBOOKS_HELP", "LAB_NOTEBOOKS_HELP", "build_parser"]
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "with a private Redis.",
         epilog="Options lab and app do not know go to JupyterLab or Voila, "
                "e.g. echomq-viz app --theme=dark")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,acl,export,singleuser}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{lab,app,redis,clean,acl,gate,export,singleuser}")
     parser.commands = {}  # name -> its parser, for errors found after parsing
     for name, helptext, portname in (
         ("lab", "open the notebooks in JupyterLab with the embedded Redis", "JupyterLab's"),
@@ -79,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     acl_add.add_argument("--out", metavar="FILE", required=True, help="where the student's REDIS_URL goes")
     acl_add.add_argument("--url", help="the operator's Redis URL instead of REDIS_URL")
     _caps_options(acl_add, "the student's")
+    acl_add.add_argument("--gate", metavar="HOST:PORT",
+                         help="write a URL that reaches Redis through this gate (echomq-viz gate) instead")
+    parser.commands["gate"] = _gate_command(sub)
     export = sub.add_parser("export", help="write the notebooks as offline HTML pages")
     export.add_argument("names", nargs="*", help="notebook files to export (default: all)")
     export.add_argument("--out", default="build/html", help="output folder (default build/html)")
@@ -94,6 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
                             f"copy in ~/{USER_FOLDER}, made or updated now)")
     parser.commands["singleuser"] = singleuser
     return parser
+
+
+GATE_PORT = 6380
+
+
+def _gate_command(sub) -> argparse.ArgumentParser:
+    gate = sub.add_parser("gate", help="stand between students and a shared Redis: each user's commands one at "
+                          "a time per connection, at a rate, so no student can make the others wait")
+    gate.add_argument("--url", help="the course's Redis (best a unix:// socket only you can reach) instead of "
+                      "REDIS_URL; only its address is used, each student logs in as themselves")
+    gate.add_argument("--host", default="127.0.0.1",
+                      help="the address to listen on (default 127.0.0.1; another must be this machine's)")
+    gate.add_argument("--port", type=int, default=GATE_PORT, help=f"the port (default {GATE_PORT}; 0 picks one)")
+    gate.add_argument("--rate", type=int, default=DEFAULT_LIMITS.rate, metavar="N",
+                      help=f"commands a second one Redis user may send on average (default {DEFAULT_LIMITS.rate})")
+    gate.add_argument("--burst", type=int, default=DEFAULT_LIMITS.burst, metavar="N",
+                      help=f"commands one user may send at once before the rate applies (default {DEFAULT_LIMITS.burst})")
+    gate.add_argument("--max-connections", type=int, default=DEFAULT_LIMITS.max_connections, metavar="N",
+                      help=f"connections one user may hold open (default {DEFAULT_LIMITS.max_connections})")
+    return gate
 
 
 def _caps_options(command: argparse.ArgumentParser, whose: str) -> None:

@@ -48,7 +48,7 @@ from echomq_viz.redis_side.functions import (
 from echomq_viz.redis_side.owners import check_client, key_pattern, namespace_of
 
 __all__ = ["STUDENT_RULES", "STUDENT_WRITES", "student_rules", "add_student", "student_url", "remove_student",
-           "write_student_url", "ensure_library"]
+           "write_student_url", "ensure_library", "check_gate"]
 
 # Every write command a function of the library calls (Redis checks a function's commands against
 # the caller's rights), and the one a kernel sends itself; each with who needs it.
@@ -111,10 +111,24 @@ def student_rules(name: str) -> list[str]:
             *selectors]
 
 
-def _student_url(operator_url: str, name: str, password: str) -> str:
-    """``operator_url`` with its user and password replaced by the student's."""
+def check_gate(gate: str | None) -> str | None:
+    """``gate`` as ``host:port`` (a host name, an IPv4 address or a bracketed IPv6 one; a port in
+    1..65535), or None; else a ValueError of one line."""
+    if gate is None:
+        return None
+    match = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})", gate) if isinstance(gate, str) else None
+    if match is None or not 1 <= int(match[2]) <= 65535:
+        raise ValueError(f"the gate must be HOST:PORT with a port in 1..65535, e.g. 127.0.0.1:6380, got {gate!r:.60}")
+    return gate
+
+
+def _student_url(operator_url: str, name: str, password: str, gate: str | None = None) -> str:
+    """``operator_url`` with its user and password replaced by the student's; through ``gate``
+    (``host:port`` of ``echomq-viz gate``), that address instead of the Redis's."""
     parts = urlsplit(operator_url)
     userinfo = f"{quote(name, safe='')}:{password}@"
+    if gate is not None:
+        return f"redis://{userinfo}{gate}/0"
     if parts.scheme == "unix":
         query = "&".join(item for item in parts.query.split("&")
                          if item and not item.lower().startswith(("password=", "username=")))
@@ -138,14 +152,16 @@ def ensure_library(operator: Any) -> bool:
     return True
 
 
-def add_student(operator: Any, name: str, operator_url: str, *, caps: JobCaps = DEFAULT_CAPS) -> str:
+def add_student(operator: Any, name: str, operator_url: str, *, caps: JobCaps = DEFAULT_CAPS,
+                gate: str | None = None) -> str:
     """Create or update the Redis user ``name`` (a fresh random password) on
     the server ``operator`` (a client logged in as a user allowed ``ACL``,
     ``FUNCTION`` and writes to ``emq:caps*``) reaches, with its ``caps``
     (:class:`echomq_viz.redis_side.caps.JobCaps`), the package's function library
     loaded first if it is missing; returns the student's ``REDIS_URL`` there:
     ``operator_url`` (the address ``operator`` was made from) with the
-    student's user and password.
+    student's user and password, or with ``gate`` (``host:port`` of
+    ``echomq-viz gate``, :mod:`.gate`) for its address.
 
     :raises RedisTooOld: before Redis 7.0, in one line, nothing changed.
     """
@@ -155,6 +171,7 @@ def add_student(operator: Any, name: str, operator_url: str, *, caps: JobCaps = 
         raise ValueError("operator_url must be a redis://, rediss:// or unix:// URL")  # never echoed: a password
     if not isinstance(caps, JobCaps):
         raise TypeError(f"caps must be a JobCaps, e.g. JobCaps(queue_jobs=5000), got {type(caps).__name__}")
+    check_gate(gate)
     if hasattr(operator, "get_primaries"):
         raise ValueError("a Redis shared by students must be one server, not a cluster: its users, caps and "
                          "function library would live on each node apart")
@@ -162,7 +179,7 @@ def add_student(operator: Any, name: str, operator_url: str, *, caps: JobCaps = 
     set_caps(operator, caps, namespace=namespace_of(name))
     password = secrets.token_urlsafe(32)
     operator.execute_command("ACL", "SETUSER", name, *student_rules(name), f">{password}")
-    return _student_url(operator_url, name, password)
+    return _student_url(operator_url, name, password, gate)
 
 
 def remove_student(operator: Any, name: str) -> bool:
@@ -175,22 +192,23 @@ def remove_student(operator: Any, name: str) -> bool:
     return existed
 
 
-def student_url(operator_url: str, name: str, *, caps: JobCaps = DEFAULT_CAPS) -> str:
+def student_url(operator_url: str, name: str, *, caps: JobCaps = DEFAULT_CAPS, gate: str | None = None) -> str:
     """:func:`add_student` on the Redis at ``operator_url``: the student's
     ``REDIS_URL``, for a hub's ``pre_spawn_hook`` to hand to the spawner
     (``deploy/jupyterhub/config.yaml``). Never log it."""
     from echomq_viz.redis_side.server import connect
 
     _check_name(name)
+    check_gate(gate)
     operator = connect(operator_url)
     try:
-        return add_student(operator, name, operator_url, caps=caps)
+        return add_student(operator, name, operator_url, caps=caps, gate=gate)
     finally:
         operator.close()
 
 
 def write_student_url(operator_url: str, name: str, out: os.PathLike | str, *,
-                      caps: JobCaps = DEFAULT_CAPS) -> Path:
+                      caps: JobCaps = DEFAULT_CAPS, gate: str | None = None) -> Path:
     """:func:`add_student` on the Redis at ``operator_url``, the student's URL
     written to ``out`` (created 0600, or replaced: a file only its owner can
     read), never shown. Everything is checked before Redis is changed."""
@@ -200,7 +218,8 @@ def write_student_url(operator_url: str, name: str, out: os.PathLike | str, *,
         raise ValueError(f"--out must name a file, got the folder {out}")
     if not out.parent.is_dir():
         raise ValueError(f"--out must be in a folder that exists, got {out} ({out.parent} does not exist)")
-    url = student_url(operator_url, name, caps=caps)
+    check_gate(gate)
+    url = student_url(operator_url, name, caps=caps, gate=gate)
     part = out.with_name(f".{out.name}.{secrets.token_hex(4)}.part")
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

@@ -1,0 +1,55 @@
+"""``echomq-viz gate``: the fair gate (:mod:`echomq_viz.redis_side.gate`) in the foreground.
+
+An operator runs it next to a course's shared Redis and hands students URLs
+that name the gate (``echomq-viz acl add NAME --gate HOST:PORT``). It listens
+on loopback unless ``--host`` names another address of this machine; it
+starts only in front of a Redis that wants a login. One line says where it
+listens and what each user gets; Ctrl-C, SIGTERM or SIGHUP stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from echomq_viz.launcher import exposure
+from echomq_viz.redis_side._process import STOP_SIGNALS
+from echomq_viz.redis_side.gate import DEFAULT_LIMITS, GateLimits, GateThread
+from echomq_viz.redis_side.server import ENV_URL, redact_url
+
+__all__ = ["cmd_gate"]
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    url = args.url or os.environ.get(ENV_URL)
+    if not url:
+        print(f"echomq-viz gate: which Redis? set {ENV_URL} or give --url URL", file=sys.stderr)
+        return 2
+    problem = exposure.listen_problem(args.host)
+    if problem:
+        print(f"echomq-viz gate: cannot listen on {args.host}: {problem}", file=sys.stderr)
+        return 2
+    try:
+        limits = GateLimits(rate=args.rate, burst=args.burst, max_connections=args.max_connections,
+                            max_clients=DEFAULT_LIMITS.max_clients)
+        gate = GateThread(url, host=args.host, port=args.port, limits=limits).start()
+    except (ValueError, TypeError, OSError) as exc:  # a bad URL or limit, a Redis open to all, a port taken
+        text = redact_url(str(exc), (url,)).strip().splitlines()
+        print(f"echomq-viz gate: {text[0] if text else type(exc).__name__}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
+    try:
+        print(f"echomq-viz gate: students reach {redact_url(url)} through {args.host}:{gate.port}, each Redis user "
+              f"at most {limits.rate} commands a second ({limits.burst} at once), one at a time per connection, "
+              f"{limits.max_connections} connections; Ctrl-C stops it", flush=True)
+        stop.wait()
+    finally:
+        gate.stop()
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+    print("echomq-viz gate: stopped", flush=True)
+    return 0
