@@ -35,7 +35,6 @@ prints no password and no traceback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import threading
 import time
@@ -71,8 +70,8 @@ class GateLimits:
     user's connections), ``max_connections`` connections open at once; ``max_clients`` connections
     through the gate in all (logged in or not), so nobody exhausts Redis's own ``maxclients``."""
 
-    rate: int = 2000
-    burst: int = 400
+    rate: int = 1000
+    burst: int = 1000
     max_connections: int = 16
     max_clients: int = 1000
 
@@ -133,23 +132,22 @@ def upstream_problem(upstream: tuple[str, Any], timeout: float = 5.0) -> str | N
 
 
 class _Bucket:
-    """One Redis user's tokens: ``rate`` a second, at most ``burst`` saved; its waiters served in turn."""
+    """One Redis user's tokens: ``rate`` a second, at most ``burst`` saved, shared by its connections."""
 
     def __init__(self, rate: int, burst: int) -> None:
         self.rate, self.burst = rate, burst
         self.tokens, self.stamp = float(burst), time.monotonic()
-        self.turn = asyncio.Lock()
         self.connections = 0
 
-    async def take(self) -> None:
-        async with self.turn:
-            now = time.monotonic()
-            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-            if self.tokens < 1:
-                await asyncio.sleep((1 - self.tokens) / self.rate)
-                self.tokens, self.stamp = 1.0, time.monotonic()
-            self.tokens -= 1
+    def take(self, cost: int) -> float:
+        """Take ``cost`` tokens and return 0, or take none and return the seconds until they are there."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= cost:
+            self.tokens -= cost
+            return 0.0
+        return (cost - self.tokens) / self.rate
 
 
 def _encode(command: list[bytes]) -> bytes:
@@ -193,7 +191,7 @@ class Gate:
     upstream: tuple[str, Any]
     limits: GateLimits = DEFAULT_LIMITS
     buckets: dict[bytes, _Bucket] = field(default_factory=dict)
-    clients: int = 0
+    students: set = field(default_factory=set)  # the open connections, closed when the gate stops
     refused: int = 0  # commands and connections refused, for the tests and the benchmark
 
     def bucket(self, user: bytes) -> _Bucket:
@@ -201,111 +199,211 @@ class Gate:
             self.buckets[user] = _Bucket(self.limits.rate, self.limits.burst)
         return self.buckets[user]
 
-    async def _open_upstream(self):
-        kind, where = self.upstream
-        if kind == "unix":
-            return await asyncio.open_unix_connection(where, limit=_CHUNK)
-        return await asyncio.open_connection(*where, limit=_CHUNK)
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """One student connection, from its first byte to its close."""
-        if self.clients >= self.limits.max_clients:
-            self.refused += 1
-            writer.write(_error(f"{self.clients} connections are open through the gate, the most it takes "
-                                f"({self.limits.max_clients}): try again later"))
-            await _close(writer)
+def _cost(size: int) -> int:
+    """The tokens a command of ``size`` bytes takes: one, and one more per 16 KiB begun past the first,
+    so large writes count by their bytes (the gate copies them, Redis stores them)."""
+    return 1 + (size - 1) // 16384 if size > 0 else 1
+
+
+class _Student(asyncio.Protocol):
+    """One student connection and its own connection to Redis: one command in flight at a time.
+
+    Reading from the student pauses when more arrives while a command is in flight or waits for
+    tokens (a pipeline), so the rest stays in the student's socket; a student who sends one command
+    and waits for its answer never pauses. Writing to the student pauses reading from Redis."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self.client: asyncio.Transport | None = None
+        self.redis: asyncio.Transport | None = None
+        self.commands = hiredis.Reader(notEnoughData=_INCOMPLETE)
+        self.replies = hiredis.Reader(notEnoughData=_INCOMPLETE)
+        # Before a login, the connection's commands count in a bucket of its own: a flood of them must
+        # not hold up another connection's login.
+        self.anonymous = self.bucket = _Bucket(gate.limits.rate, gate.limits.burst)
+        self.user = b"default"
+        self.waiting_bytes = 0  # bytes of a command not yet whole
+        self.next: list[bytes] | None = None  # the command whose tokens are awaited
+        self.in_flight: list[bytes] | None = None  # the command Redis is answering
+        self.held: list[bytes] | None = None  # a login's answer, kept until the connections are counted
+        self.cost = 1  # the tokens of self.next
+        self.timer: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    # -- the student's side -----------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.client = transport
+        gate = self.gate
+        if len(gate.students) >= gate.limits.max_clients:
+            gate.refused += 1
+            transport.write(_error(f"{len(gate.students)} connections are open through the gate, the most it "
+                                   f"takes ({gate.limits.max_clients}): try again later"))
+            transport.close()
+            self.closed = True
             return
-        self.clients += 1
-        user, bucket, anonymous = b"default", None, None
-        upstream_writer = None
+        gate.students.add(self)
+        transport.pause_reading()  # until Redis is reached
+        asyncio.get_running_loop().create_task(self._reach_redis())
+
+    async def _reach_redis(self) -> None:
+        loop = asyncio.get_running_loop()
+        kind, where = self.gate.upstream
         try:
-            try:
-                upstream_reader, upstream_writer = await self._open_upstream()
-            except OSError:
-                writer.write(_error("the course's Redis cannot be reached from the gate"))
-                return
-            commands, replies = hiredis.Reader(notEnoughData=_INCOMPLETE), hiredis.Reader(notEnoughData=_INCOMPLETE)
-            # Before a login, a connection's commands count in a bucket of its own: a flood of them
-            # must not hold up another connection's login.
-            anonymous = bucket = _Bucket(self.limits.rate, self.limits.burst)
-            while True:
-                command, waiting = commands.gets(), 0
-                while command is _INCOMPLETE:
-                    data = await reader.read(_CHUNK)
-                    if not data:
+            if kind == "unix":
+                transport, _ = await loop.create_unix_connection(lambda: _Redis(self), where)
+            else:
+                transport, _ = await loop.create_connection(lambda: _Redis(self), *where)
+        except OSError:
+            self._fail("the course's Redis cannot be reached from the gate")
+            return
+        if self.closed:
+            transport.close()
+            return
+        self.redis = transport
+        self.client.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        self.waiting_bytes += len(data)
+        self.commands.feed(data)
+        if self.in_flight is not None or self.timer is not None:
+            self.client.pause_reading()  # a pipeline: the rest stays in the student's socket
+        self._pump()
+
+    def connection_lost(self, exc) -> None:
+        self._close()
+
+    def pause_writing(self) -> None:  # the student reads slowly: so does the gate from Redis
+        if self.redis is not None:
+            self.redis.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.redis is not None:
+            self.redis.resume_reading()
+
+    # -- one command at a time --------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Send the next command when none is in flight and its tokens are there."""
+        while not self.closed and self.redis is not None and self.in_flight is None and self.timer is None:
+            command = self.next
+            if command is None:
+                try:
+                    command = self.commands.gets()
+                except hiredis.ProtocolError:
+                    self._fail("what was sent is not Redis's protocol (RESP)")
+                    return
+                if command is _INCOMPLETE:
+                    if self.waiting_bytes > MAX_COMMAND_BYTES:
+                        self._fail(f"a command may take at most {MAX_COMMAND_BYTES // 1024} KiB here")
                         return
-                    waiting += len(data)
-                    if waiting > MAX_COMMAND_BYTES:
-                        self.refused += 1
-                        writer.write(_error(f"a command may take at most {MAX_COMMAND_BYTES // 2**20} MiB here"))
-                        return
-                    commands.feed(data)
-                    command = commands.gets()
+                    self.client.resume_reading()
+                    return
+                self.waiting_bytes = 0
                 if not (isinstance(command, list) and command and all(isinstance(a, bytes) for a in command)):
-                    self.refused += 1
-                    writer.write(_error("a command must be a RESP array of bulk strings"))
+                    self._fail("a command must be a RESP array of bulk strings")
                     return
                 refusal = _refusal(command)
                 if refusal:
-                    self.refused += 1
-                    writer.write(_error(refusal))
+                    self.gate.refused += 1
+                    self.client.write(_error(refusal))
                     continue
-                await bucket.take()
-                upstream_writer.write(_encode(command))
-                login = _login_user(command)
-                held = [] if login is not None else None  # a login's answer waits for the connections count
-                reply = _INCOMPLETE
-                while reply is _INCOMPLETE:
-                    data = await upstream_reader.read(_CHUNK)
-                    if not data:
-                        writer.write(_error("the course's Redis closed the connection"))
-                        return
-                    if held is None:
-                        writer.write(data)  # passed on as it comes: a large reply is never held whole
-                    else:
-                        held.append(data)
-                    replies.feed(data)
-                    reply = replies.gets()
-                if login is not None and not isinstance(reply, Exception) and login != user:
-                    if bucket is not anonymous:
-                        bucket.connections -= 1
-                    user, bucket = login, self.bucket(login)
-                    bucket.connections += 1
-                    if bucket.connections > self.limits.max_connections:
-                        self.refused += 1
-                        writer.write(_error(
-                            f"user {login.decode('utf-8', 'replace')[:64]} holds the {self.limits.max_connections} "
-                            "connections one user may have open through the gate: close one first"))
-                        return
-                if held:
-                    writer.write(b"".join(held))
-                if writer.transport.get_write_buffer_size() > _CHUNK:
-                    await writer.drain()
-                name = command[0].upper()
-                if name == b"RESET" and bucket is not anonymous:  # logged out again
-                    bucket.connections -= 1
-                    user, bucket = b"default", anonymous
-                if name == b"QUIT":
-                    return
-        except (ConnectionError, hiredis.ProtocolError):
-            pass  # the student or Redis went away, or sent what is not RESP: this connection ends
-        except asyncio.CancelledError:
-            pass  # the gate stopping: the handler ends as any other (asyncio's stream callback on 3.11
-            # would log a cancelled handler as an error)
-        finally:
-            self.clients -= 1
-            if bucket is not None and bucket is not anonymous:
-                bucket.connections -= 1
-            if upstream_writer is not None:
-                await _close(upstream_writer)
-            await _close(writer)
+                self.next, self.cost = command, _cost(sum(map(len, command)))
+            wait = self.bucket.take(self.cost)
+            if wait:
+                self.timer = asyncio.get_running_loop().call_later(wait, self._tokens_due)
+                return
+            self.next, self.in_flight = None, command
+            self.held = [] if _login_user(command) is not None else None
+            self.redis.write(_encode(command))
+
+    def _tokens_due(self) -> None:
+        self.timer = None
+        self._pump()
+
+    # -- Redis's side -----------------------------------------------------------------------------
+
+    def reply_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self.in_flight is None:  # Redis spoke unasked (it closes a connection so): pass it on
+            self.client.write(data)
+            return
+        if self.held is None:
+            self.client.write(data)  # passed on as it comes: a large reply is never held whole
+        else:
+            self.held.append(data)
+        self.replies.feed(data)
+        reply = self.replies.gets()
+        if reply is _INCOMPLETE:
+            return
+        command, self.in_flight = self.in_flight, None
+        if self.held is not None:
+            held, self.held = self.held, None
+            if not self._logged_in(_login_user(command), reply):
+                return
+            self.client.write(b"".join(held))
+        name = command[0].upper()
+        if name == b"RESET" and self.bucket is not self.anonymous:  # logged out again
+            self.bucket.connections -= 1
+            self.user, self.bucket = b"default", self.anonymous
+        if name == b"QUIT":
+            self._close()
+            return
+        self._pump()
+
+    def _logged_in(self, login: bytes | None, reply: object) -> bool:
+        """Count a login Redis accepted against its user's connections; False (and closed) past them."""
+        if login is None or isinstance(reply, Exception) or login == self.user:
+            return True
+        if self.bucket is not self.anonymous:
+            self.bucket.connections -= 1
+        self.user, self.bucket = login, self.gate.bucket(login)
+        self.bucket.connections += 1
+        if self.bucket.connections > self.gate.limits.max_connections:
+            self._fail(f"user {login.decode('utf-8', 'replace')[:64]} holds the {self.gate.limits.max_connections} "
+                       "connections one user may have open through the gate: close one first")
+            return False
+        return True
+
+    def redis_lost(self) -> None:
+        if not self.closed:
+            self._fail("the course's Redis closed the connection")
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def _fail(self, why: str) -> None:
+        self.gate.refused += 1
+        if self.client is not None and not self.client.is_closing():
+            self.client.write(_error(why))
+        self._close()
+
+    def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.gate.students.discard(self)
+        if self.bucket is not self.anonymous:
+            self.bucket.connections -= 1
+        if self.timer is not None:
+            self.timer.cancel()
+        for transport in (self.client, self.redis):
+            if transport is not None:
+                transport.close()  # after what is queued is sent
 
 
-async def _close(writer: asyncio.StreamWriter) -> None:
-    """Send what is queued and close; on a cancelled handler (the gate stopping), just close."""
-    with contextlib.suppress(Exception, asyncio.CancelledError):
-        await writer.drain()
-    writer.close()
+class _Redis(asyncio.Protocol):
+    """The gate's connection to Redis for one student: what Redis sends goes to that student."""
+
+    def __init__(self, student: _Student) -> None:
+        self.student = student
+
+    def data_received(self, data: bytes) -> None:
+        self.student.reply_received(data)
+
+    def connection_lost(self, exc) -> None:
+        self.student.redis_lost()
 
 
 class GateThread:
@@ -335,8 +433,8 @@ class GateThread:
             asyncio.set_event_loop(loop)
             self._loop = loop
             try:
-                self._server = loop.run_until_complete(asyncio.start_server(
-                    self.gate.handle, self.host, self.port, limit=_CHUNK, reuse_address=True))
+                self._server = loop.run_until_complete(loop.create_server(
+                    lambda: _Student(self.gate), self.host, self.port, reuse_address=True))
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # noqa: BLE001 - handed to start()
                 failure.append(exc)
@@ -348,11 +446,12 @@ class GateThread:
                 loop.run_forever()
             finally:
                 self._server.close()
-                tasks = asyncio.all_tasks(loop)
-                for task in tasks:  # each connection's handler closes both its sockets on the way out
+                for student in list(self.gate.students):
+                    student._close()
+                loop.run_until_complete(asyncio.sleep(0.05))  # the closes sent
+                for task in asyncio.all_tasks(loop):  # a connection still reaching Redis
                     task.cancel()
-                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(asyncio.sleep(0))
                 loop.close()
 
         self._thread = threading.Thread(target=run, name="echomq-viz-gate", daemon=True)
