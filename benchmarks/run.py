@@ -344,7 +344,7 @@ PARTS: dict[str, Callable[[bool], dict]] = {
     # each page of the app to its first usable view (notebook 10's runs made or found first)
     "first_view": lambda quick: bench_first_view(["10"] if quick else None),
     # a hostile student beside three others on Redis 7: their p95 with and without it
-    "hostile": lambda quick: bench_hostile(*((3.0, 1, 2) if quick else (4.0, 5, 3))),
+    "hostile": lambda quick: bench_hostile(*((3.0, 1, 2) if quick else (4.0, 8, 3))),
     "browser": lambda quick: bench_browser(40 if quick else 200),
     "tests": lambda quick: bench_test_suite(),
 }
