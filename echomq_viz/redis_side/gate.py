@@ -12,19 +12,22 @@ gate; the course's Redis listens where only the gate (the operator) reaches it,
 a 0700 Unix socket. For each student connection the gate opens one connection
 to Redis and then, per command:
 
-1. reads exactly one command from the student (hiredis parses it; the rest of
-   a pipeline stays unread, in the student's socket, so a flood costs the gate
-   nothing and the student's process blocks in its own send);
-2. takes a token from that Redis user's bucket (``rate`` a second, ``burst``
-   at once, shared by all of the user's connections), waiting when empty;
-3. sends the command to Redis and passes its one reply back.
+1. takes one command from what the student sent (hiredis parses it); when more
+   arrives while a command is out, the gate stops reading that socket, so the
+   rest of a pipeline stays there, a flood costs the gate nothing and the
+   student's process blocks in its own send;
+2. takes its tokens from that Redis user's bucket (``rate`` a second, ``burst``
+   at once, shared by all of the user's connections; one token a command and
+   one more per 16 KiB begun past the first), waiting when they are not there;
+3. sends the command to Redis and passes its one reply back as it comes.
 
 So Redis never holds more than one command of a connection, and a user at most
 ``max_connections`` of them at once: another student's command waits behind at
 most one of each, whatever the hostile one sends. The login stays Redis's:
 ``AUTH`` and ``HELLO ... AUTH`` go through unchanged, and their answer names
-the user whose bucket counts from then on (before a login, the ``default``
-user's). Commands that would make Redis answer other than once per command
+the user whose bucket counts from then on (before a login, a bucket of the
+connection's own), and past ``max_connections`` of one user the login is
+refused. Commands that would make Redis answer other than once per command
 (Pub/Sub, ``MONITOR``, replication, ``CLIENT TRACKING``) are refused by
 the gate in one line; the student's ACL refuses them anyway.
 
