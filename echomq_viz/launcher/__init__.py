@@ -7,7 +7,8 @@ the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, 
 its server :mod:`._app_server`, its kernels :mod:`._app_kernel` and a stopped kernel's keys
 removed once its lease lapsed (:mod:`._app_orphans`), its front page
 :mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
-a student's server on a JupyterHub (:mod:`.hub`, :mod:`._singleuser`), who may reach them
+a student's server on a JupyterHub (:mod:`.hub`, :mod:`._singleuser`), the gate before a shared
+Redis run in the foreground (:mod:`.gate_command`), who may reach them
 (:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the
 reader's copy of the notebooks (:mod:`.notebook_copies`), trusted
 (:mod:`.trust`), the installed versions checked (:mod:`.versions`), the
