@@ -40,11 +40,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
         text = redact_url(str(exc), (url,)).strip().splitlines()
         print(f"echomq-viz gate: {text[0] if text else type(exc).__name__}", file=sys.stderr)
         return 2
+    beyond = exposure.off_loopback(args.host)
+    reach = (f" (beyond this machine: {beyond}; the students' passwords cross the network in clear text, as "
+             "they would to Redis itself)" if beyond else "")
     stop = threading.Event()
     previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
     try:
-        print(f"echomq-viz gate: students reach {redact_url(url)} through {args.host}:{gate.port}, each Redis user "
-              f"at most {limits.rate} commands a second ({limits.burst} at once), one at a time per connection, "
+        print(f"echomq-viz gate: students reach {redact_url(url)} through {args.host}:{gate.port}{reach}, each Redis "
+              f"user at most {limits.rate} commands a second ({limits.burst} at once), one at a time per connection, "
               f"{limits.max_connections} connections; Ctrl-C stops it", flush=True)
         stop.wait()
     finally:

@@ -18,7 +18,8 @@ to Redis and then, per command:
    student's process blocks in its own send;
 2. takes its tokens from that Redis user's bucket (``rate`` a second, ``burst``
    at once, shared by all of the user's connections; one token a command and
-   one more per 16 KiB begun past the first), waiting when they are not there;
+   one more per 16 KiB begun past the first; a command is at most 1 MiB, and
+   64 KiB before a login), waiting when they are not there;
 3. sends the command to Redis and passes its one reply back as it comes.
 
 So Redis never holds more than one command of a connection, and a user at most
@@ -54,9 +55,12 @@ __all__ = ["GateLimits", "DEFAULT_LIMITS", "Gate", "GateThread", "upstream_addre
 PREFIX = b"-ERR echomq-viz gate: "
 _INCOMPLETE = object()  # hiredis's "not enough data yet" (False is a RESP3 reply)
 _CHUNK = 65536
-# The largest command passed on: far above any call of the package (its library takes 64 KiB of
-# arguments at most) and a student's writes by hand, far below what would fill the gate's memory.
-MAX_COMMAND_BYTES = 8 * 2**20
+# The largest command passed on: above any call of the package (its library takes 64 KiB of
+# arguments at most), far below what would fill the gate's memory with a few connections each
+# holding one half sent; before a login, a login's size (an AUTH or HELLO is a few dozen bytes).
+MAX_COMMAND_BYTES = 2**20
+MAX_LOGIN_BYTES = 64 * 2**10
+LINGER_S = 2.0  # how long a refused connection's socket is read and dropped before it closes
 # Commands after which Redis answers more than once, or answers nothing: they would break the
 # gate's one reply per command.
 _REFUSED = {
@@ -71,18 +75,21 @@ class GateLimits:
 
     ``rate`` commands a second on average and ``burst`` at once (a token bucket shared by all the
     user's connections), ``max_connections`` connections open at once; ``max_clients`` connections
-    through the gate in all (logged in or not), so nobody exhausts Redis's own ``maxclients``."""
+    through the gate in all (logged in or not), so nobody exhausts Redis's own ``maxclients``, and
+    ``login_s`` seconds for a connection to log in, so nobody holds those with idle sockets."""
 
     rate: int = 1000
     burst: int = 1000
     max_connections: int = 16
     max_clients: int = 1000
+    login_s: int = 10
 
     def __post_init__(self) -> None:
         check_int("rate", self.rate, 1, 1_000_000, why="commands a second per user")
         check_int("burst", self.burst, 1, 1_000_000, why="commands at once per user")
         check_int("max_connections", self.max_connections, 1, 10_000, why="connections per user")
         check_int("max_clients", self.max_clients, 1, 100_000, why="connections through the gate")
+        check_int("login_s", self.login_s, 1, 3600, why="seconds for a connection to log in")
 
 
 DEFAULT_LIMITS = GateLimits()
@@ -195,6 +202,7 @@ class Gate:
     limits: GateLimits = DEFAULT_LIMITS
     buckets: dict[bytes, _Bucket] = field(default_factory=dict)
     students: set = field(default_factory=set)  # the open connections, closed when the gate stops
+    lingering: set = field(default_factory=set)  # refused connections' sockets, read and dropped a moment
     refused: int = 0  # commands and connections refused, for the tests and the benchmark
 
     def bucket(self, user: bytes) -> _Bucket:
@@ -232,6 +240,7 @@ class _Student(asyncio.Protocol):
         self.held: list[bytes] | None = None  # a login's answer, kept until the connections are counted
         self.cost = 1  # the tokens of self.next
         self.timer: asyncio.TimerHandle | None = None
+        self.login_timer: asyncio.TimerHandle | None = None
         self.closed = False
 
     # -- the student's side -----------------------------------------------------------------------
@@ -248,7 +257,15 @@ class _Student(asyncio.Protocol):
             return
         gate.students.add(self)
         transport.pause_reading()  # until Redis is reached
-        asyncio.get_running_loop().create_task(self._reach_redis())
+        loop = asyncio.get_running_loop()
+        self.login_timer = loop.call_later(gate.limits.login_s, self._login_due)
+        loop.create_task(self._reach_redis())
+
+    def _login_due(self) -> None:
+        self.login_timer = None
+        if self.bucket is self.anonymous:
+            self._fail(f"no login within {self.gate.limits.login_s} s: each connection through the gate logs in "
+                       "as its own Redis user")
 
     async def _reach_redis(self) -> None:
         loop = asyncio.get_running_loop()
@@ -268,6 +285,8 @@ class _Student(asyncio.Protocol):
         self.client.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return  # after a refusal, what the student still sends is read and dropped (see _fail)
         self.waiting_bytes += len(data)
         self.commands.feed(data)
         if self.in_flight is not None or self.timer is not None:
@@ -298,8 +317,10 @@ class _Student(asyncio.Protocol):
                     self._fail("what was sent is not Redis's protocol (RESP)")
                     return
                 if command is _INCOMPLETE:
-                    if self.waiting_bytes > MAX_COMMAND_BYTES:
-                        self._fail(f"a command may take at most {MAX_COMMAND_BYTES // 1024} KiB here")
+                    most = MAX_LOGIN_BYTES if self.bucket is self.anonymous else MAX_COMMAND_BYTES
+                    if self.waiting_bytes > most:
+                        before = " before a login" if most == MAX_LOGIN_BYTES else ""
+                        self._fail(f"a command may take at most {most // 1024} KiB here{before}")
                         return
                     self.client.resume_reading()
                     return
@@ -312,7 +333,8 @@ class _Student(asyncio.Protocol):
                     self.gate.refused += 1
                     self.client.write(_error(refusal))
                     continue
-                self.next, self.cost = command, _cost(sum(map(len, command)))
+                # never more than a full bucket, or a command larger than --burst allows would wait forever
+                self.next, self.cost = command, min(_cost(sum(map(len, command))), self.bucket.burst)
             wait = self.bucket.take(self.cost)
             if wait:
                 self.timer = asyncio.get_running_loop().call_later(wait, self._tokens_due)
@@ -348,9 +370,10 @@ class _Student(asyncio.Protocol):
                 return
             self.client.write(b"".join(held))
         name = command[0].upper()
-        if name == b"RESET" and self.bucket is not self.anonymous:  # logged out again
+        if name == b"RESET" and self.bucket is not self.anonymous:  # logged out again: the clock restarts
             self.bucket.connections -= 1
             self.user, self.bucket = b"default", self.anonymous
+            self.login_timer = asyncio.get_running_loop().call_later(self.gate.limits.login_s, self._login_due)
         if name == b"QUIT":
             self._close()
             return
@@ -358,9 +381,14 @@ class _Student(asyncio.Protocol):
 
     def _logged_in(self, login: bytes | None, reply: object) -> bool:
         """Count a login Redis accepted against its user's connections; False (and closed) past them."""
-        if login is None or isinstance(reply, Exception) or login == self.user:
+        if login is None or isinstance(reply, Exception):
             return True
+        if self.login_timer is not None:
+            self.login_timer.cancel()
+            self.login_timer = None
         if self.bucket is not self.anonymous:
+            if login == self.user:
+                return True
             self.bucket.connections -= 1
         self.user, self.bucket = login, self.gate.bucket(login)
         self.bucket.connections += 1
@@ -377,21 +405,37 @@ class _Student(asyncio.Protocol):
     # -- the end ----------------------------------------------------------------------------------
 
     def _fail(self, why: str) -> None:
+        """Say ``why`` in one line and end the connection. The student's socket is then shut for
+        writing and read and dropped for a moment before it closes: closing on unread bytes would
+        reset the connection, and the student might never read the line."""
         self.gate.refused += 1
-        if self.client is not None and not self.client.is_closing():
-            self.client.write(_error(why))
-        self._close()
+        client = self.client
+        if client is None or client.is_closing() or self.closed:
+            self._close()
+            return
+        client.write(_error(why))
+        self._close(keep_client=True)
+        if client.can_write_eof():
+            client.write_eof()
+        client.resume_reading()
+        self.gate.lingering.add(client)
 
-    def _close(self) -> None:
+        def close() -> None:
+            self.gate.lingering.discard(client)
+            client.close()
+        asyncio.get_running_loop().call_later(LINGER_S, close)
+
+    def _close(self, keep_client: bool = False) -> None:
         if self.closed:
             return
         self.closed = True
         self.gate.students.discard(self)
         if self.bucket is not self.anonymous:
             self.bucket.connections -= 1
-        if self.timer is not None:
-            self.timer.cancel()
-        for transport in (self.client, self.redis):
+        for timer in (self.timer, self.login_timer):
+            if timer is not None:
+                timer.cancel()
+        for transport in (self.redis,) if keep_client else (self.client, self.redis):
             if transport is not None:
                 transport.close()  # after what is queued is sent
 
@@ -451,6 +495,8 @@ class GateThread:
                 self._server.close()
                 for student in list(self.gate.students):
                     student._close()
+                for transport in list(self.gate.lingering):
+                    transport.close()
                 loop.run_until_complete(asyncio.sleep(0.05))  # the closes sent
                 for task in asyncio.all_tasks(loop):  # a connection still reaching Redis
                     task.cancel()

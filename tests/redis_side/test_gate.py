@@ -16,6 +16,7 @@ import redis
 from conftest import one_clear_line, server_binary, wait_until
 from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.acl import add_student, check_gate, remove_student, write_student_url
+from echomq_viz.redis_side import owners
 from echomq_viz.redis_side.caps import JobCaps
 from echomq_viz.redis_side.gate import GateLimits, GateThread, upstream_address, upstream_problem
 from echomq_viz.redis_side.server import RedisServer, connect
@@ -43,7 +44,17 @@ def urls(course):
     operator.close()
 
 
-def test_a_student_works_through_the_gate_and_redis_still_judges(course, urls):
+@pytest.fixture
+def own_owner(monkeypatch):
+    """This process as a kernel that has made no Demo yet: its first lease, as alice through the
+    gate, names its token (an earlier test in this worker may have taken one on another server)."""
+    fresh = owners._Owner()
+    monkeypatch.setattr(owners, "_OWNER", fresh)
+    yield fresh
+    fresh.release()
+
+
+def test_a_student_works_through_the_gate_and_redis_still_judges(course, urls, own_owner):
     with GateThread(course.url) as gate:
         alice = connect(gate.url_for(urls["alice"]))
         demo = Demo("viz-gate", client=alice)
@@ -225,3 +236,42 @@ def test_acl_add_writes_a_url_through_the_gate(course, tmp_path):
     operator = course.client()
     remove_student(operator, "carol")
     operator.close()
+
+
+def test_a_connection_that_never_logs_in_is_closed_with_one_line(course):
+    with GateThread(course.url, limits=GateLimits(login_s=1)) as gate:
+        idle = socket.create_connection((gate.host, gate.port))
+        idle.settimeout(10)
+        started = time.monotonic()
+        assert idle.recv(1000) == (b"-ERR echomq-viz gate: no login within 1 s: each connection through the gate "
+                                   b"logs in as its own Redis user\r\n")
+        assert idle.recv(100) == b"" and time.monotonic() - started >= 0.9
+        idle.close()
+        assert wait_until(lambda: not gate.gate.students, 5)
+
+
+def test_a_command_larger_than_the_burst_still_goes_at_a_full_bucket(course, urls):
+    with GateThread(course.url, limits=GateLimits(burst=2)) as gate:
+        alice = connect(gate.url_for(urls["alice"]))
+        with pytest.raises(redis.exceptions.NoPermissionError):  # 7 tokens' worth of key, 2 in the bucket
+            alice.execute_command("GET", "x" * 100_000)
+        alice.close()
+
+
+def test_a_command_too_large_is_one_line_and_a_close(course, urls):
+    password = password_of(urls["alice"]).encode()
+    with GateThread(course.url) as gate:
+        before = socket.create_connection((gate.host, gate.port))  # no login yet: 64 KiB at most
+        before.settimeout(10)
+        before.sendall(b"*2\r\n$4\r\nECHO\r\n$100000\r\n" + b"x" * 70_000)
+        assert before.recv(1000) == b"-ERR echomq-viz gate: a command may take at most 64 KiB here before a login\r\n"
+        after = socket.create_connection((gate.host, gate.port))  # logged in: 1 MiB at most
+        after.settimeout(10)
+        after.sendall(b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$%d\r\n%s\r\n" % (len(password), password))
+        assert after.recv(100) == b"+OK\r\n"
+        after.sendall(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n" + b"x" * 1_100_000)
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            reply += after.recv(1000)
+        assert reply == b"-ERR echomq-viz gate: a command may take at most 1024 KiB here\r\n"
+        before.close(), after.close()
