@@ -215,6 +215,32 @@ def r(redis_server: server_mod.RedisServer):
     client.close()
 
 
+@pytest.fixture(scope="module")
+def course() -> Iterator[server_mod.RedisServer]:
+    """A course's shared Redis 7, as its operator runs it: a password (its default user wants a
+    login), the students' users made on it by the tests (:func:`students`)."""
+    with server_mod.RedisServer(server_binary("system"), port=0) as server:
+        yield server
+
+
+@pytest.fixture
+def students(course: server_mod.RedisServer) -> Iterator[dict[str, str]]:
+    """alice's and bob's REDIS_URL on ``course``, each a Redis user of their own (``acl add``'s
+    code) with small caps; at the end their users and every demo key are gone."""
+    from echomq_viz.redis_side.acl import add_student, remove_student
+    from echomq_viz.redis_side.caps import JobCaps
+
+    caps = JobCaps(queue_jobs=500, student_jobs=800, student_queues=4, job_bytes=1024)
+    operator = course.client()
+    made = {name: add_student(operator, name, course.url, caps=caps) for name in ("alice", "bob")}
+    yield made
+    for key in operator.scan_iter(match="emq:*", count=1000):
+        operator.unlink(key)
+    for name in made:
+        remove_student(operator, name)
+    operator.close()
+
+
 @pytest.fixture
 def scripts(r) -> Scripts:
     return Scripts(r)

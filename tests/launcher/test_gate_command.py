@@ -12,29 +12,13 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from conftest import clean_env, one_clear_line, server_binary
-from echomq_viz.redis_side.acl import add_student, remove_student
-from echomq_viz.redis_side.server import RedisServer
+from conftest import clean_env, one_clear_line
+from echomq_viz.redis_side.acl import remove_student
 
 pytestmark = pytest.mark.slow  # a server and commands of their own
 
 
-@pytest.fixture(scope="module")
-def course():
-    with RedisServer(server_binary("system"), port=0) as server:
-        yield server
-
-
-@pytest.fixture
-def urls(course):
-    operator = course.client()
-    made = {"alice": add_student(operator, "alice", course.url)}
-    yield made
-    remove_student(operator, "alice")
-    operator.close()
-
-
-def test_the_gate_command_serves_until_stopped(course, urls, tmp_path):
+def test_the_gate_command_serves_until_stopped(course, students, tmp_path):
     env = {**clean_env(), "REDIS_URL": course.url}
     process = subprocess.Popen([sys.executable, "-m", "echomq_viz", "gate", "--port", "0"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -43,7 +27,7 @@ def test_the_gate_command_serves_until_stopped(course, urls, tmp_path):
         assert first.startswith("echomq-viz gate: students reach redis://:***@127.0.0.1:") and one_clear_line(first)
         assert course.password not in first
         port = int(first.split(" through 127.0.0.1:")[1].split(",")[0])
-        alice = redis.Redis(host="127.0.0.1", port=port, username="alice", password=urlsplit(urls["alice"]).password,
+        alice = redis.Redis(host="127.0.0.1", port=port, username="alice", password=urlsplit(students["alice"]).password,
                             decode_responses=True)
         assert alice.execute_command("ACL", "WHOAMI") == "alice"
         alice.close()

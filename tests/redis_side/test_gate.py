@@ -15,33 +15,12 @@ import redis
 
 from conftest import one_clear_line, server_binary, wait_until
 from echomq_viz.experiments.live import Demo
-from echomq_viz.redis_side.acl import add_student, check_gate, remove_student, write_student_url
+from echomq_viz.redis_side.acl import check_gate, remove_student, write_student_url
 from echomq_viz.redis_side import owners
-from echomq_viz.redis_side.caps import JobCaps
 from echomq_viz.redis_side.gate import GateLimits, GateThread, upstream_address, upstream_problem
 from echomq_viz.redis_side.server import RedisServer, connect
 
 pytestmark = pytest.mark.slow  # servers of their own
-CAPS = JobCaps(queue_jobs=500, student_jobs=800, student_queues=4, job_bytes=1024)
-
-
-@pytest.fixture(scope="module")
-def course():
-    """A course's Redis 7 with a password (its default user wants a login)."""
-    with RedisServer(server_binary("system"), port=0) as server:
-        yield server
-
-
-@pytest.fixture
-def urls(course):
-    operator = course.client()
-    made = {name: add_student(operator, name, course.url, caps=CAPS) for name in ("alice", "bob")}
-    yield made
-    for key in operator.scan_iter(match="emq:*", count=1000):
-        operator.unlink(key)
-    for name in made:
-        remove_student(operator, name)
-    operator.close()
 
 
 @pytest.fixture
@@ -54,9 +33,9 @@ def own_owner(monkeypatch):
     fresh.release()
 
 
-def test_a_student_works_through_the_gate_and_redis_still_judges(course, urls, own_owner):
+def test_a_student_works_through_the_gate_and_redis_still_judges(course, students, own_owner):
     with GateThread(course.url) as gate:
-        alice = connect(gate.url_for(urls["alice"]))
+        alice = connect(gate.url_for(students["alice"]))
         demo = Demo("viz-gate", client=alice)
         ids = demo.add_batch([3, 1, 2] * 20)  # pipelined: the gate passes it one command at a time
         assert len(ids) == 60 and demo.pop().priority == 1
@@ -91,9 +70,9 @@ def as_user(gate: GateThread, url: str) -> redis.Redis:
                        decode_responses=True, socket_timeout=10)
 
 
-def test_commands_that_answer_more_than_once_are_refused_in_one_line_and_the_connection_goes_on(course, urls):
+def test_commands_that_answer_more_than_once_are_refused_in_one_line_and_the_connection_goes_on(course, students):
     with GateThread(course.url) as gate:
-        alice = connect(gate.url_for(urls["alice"]))
+        alice = connect(gate.url_for(students["alice"]))
         for command in (("SUBSCRIBE", "x"), ("PSUBSCRIBE", "*"), ("MONITOR",), ("CLIENT", "TRACKING", "on")):
             with pytest.raises(redis.ResponseError) as refused:
                 alice.execute_command(*command)
@@ -102,11 +81,11 @@ def test_commands_that_answer_more_than_once_are_refused_in_one_line_and_the_con
         alice.close()
 
 
-def test_a_user_gets_its_rate_and_no_more(course, urls):
+def test_a_user_gets_its_rate_and_no_more(course, students):
     """40 pipelined commands at 20 a second with 10 at once cannot take less than 1.5 s (a lower bound:
     a slower machine only takes longer); another user meanwhile is not held to alice's bucket."""
     with GateThread(course.url, limits=GateLimits(rate=20, burst=10)) as gate:
-        alice, bob = connect(gate.url_for(urls["alice"])), connect(gate.url_for(urls["bob"]))
+        alice, bob = connect(gate.url_for(students["alice"])), connect(gate.url_for(students["bob"]))
         alice.execute_command("ACL", "WHOAMI")
         time.sleep(0.6)  # the bucket full again: 10
         pipe = alice.pipeline(transaction=False)
@@ -124,9 +103,9 @@ def test_a_user_gets_its_rate_and_no_more(course, urls):
         alice.close(), bob.close()
 
 
-def test_a_user_holds_at_most_its_connections(course, urls):
+def test_a_user_holds_at_most_its_connections(course, students):
     with GateThread(course.url, limits=GateLimits(max_connections=3)) as gate:
-        held = [as_user(gate, urls["alice"]) for _ in range(4)]
+        held = [as_user(gate, students["alice"]) for _ in range(4)]
         for client in held[:3]:
             assert client.execute_command("ACL", "WHOAMI") == "alice"
         with pytest.raises(redis.ResponseError, match="^echomq-viz gate: user alice holds the 3 connections one "
@@ -135,14 +114,14 @@ def test_a_user_holds_at_most_its_connections(course, urls):
         assert gate.gate.refused >= 1
         held[0].close()
         assert wait_until(lambda: gate.gate.buckets[b"alice"].connections == 2, 5)
-        late = as_user(gate, urls["alice"])
+        late = as_user(gate, students["alice"])
         assert late.execute_command("ACL", "WHOAMI") == "alice"  # a seat given back is a seat to take
         for client in (*held, late):
             client.close()
 
 
-def test_the_refusal_past_the_connections_is_one_line(course, urls):
-    password = password_of(urls["alice"]).encode()
+def test_the_refusal_past_the_connections_is_one_line(course, students):
+    password = password_of(students["alice"]).encode()
     with GateThread(course.url, limits=GateLimits(max_connections=1)) as gate:
         first = socket.create_connection((gate.host, gate.port))
         second = socket.create_connection((gate.host, gate.port))
@@ -230,7 +209,7 @@ def test_a_bad_gate_address_is_one_line(bad):
 
 def test_acl_add_writes_a_url_through_the_gate(course, tmp_path):
     out = tmp_path / "carol.url"
-    write_student_url(course.url, "carol", out, caps=CAPS, gate="127.0.0.1:6380")
+    write_student_url(course.url, "carol", out, gate="127.0.0.1:6380")
     url = out.read_text().strip()
     assert url.startswith("redis://carol:") and url.endswith("@127.0.0.1:6380/0") and oct(out.stat().st_mode)[-3:] == "600"
     operator = course.client()
@@ -250,16 +229,16 @@ def test_a_connection_that_never_logs_in_is_closed_with_one_line(course):
         assert wait_until(lambda: not gate.gate.students, 5)
 
 
-def test_a_command_larger_than_the_burst_still_goes_at_a_full_bucket(course, urls):
+def test_a_command_larger_than_the_burst_still_goes_at_a_full_bucket(course, students):
     with GateThread(course.url, limits=GateLimits(burst=2)) as gate:
-        alice = connect(gate.url_for(urls["alice"]))
+        alice = connect(gate.url_for(students["alice"]))
         with pytest.raises(redis.exceptions.NoPermissionError):  # 7 tokens' worth of key, 2 in the bucket
             alice.execute_command("GET", "x" * 100_000)
         alice.close()
 
 
-def test_a_command_too_large_is_one_line_and_a_close(course, urls):
-    password = password_of(urls["alice"]).encode()
+def test_a_command_too_large_is_one_line_and_a_close(course, students):
+    password = password_of(students["alice"]).encode()
     with GateThread(course.url) as gate:
         before = socket.create_connection((gate.host, gate.port))  # no login yet: 64 KiB at most
         before.settimeout(10)
