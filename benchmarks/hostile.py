@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import multiprocessing
 import os
 import signal
@@ -232,7 +231,6 @@ def bench_course(seconds: float = 8.0, rounds: int = 2, others: int = 3, log=pri
             schedule += [(now, now + seconds, "baseline"), (now + seconds, now + 2 * seconds, "cpu"),
                          (now + 2 * seconds, now + 3 * seconds, "script")]
             now += 3 * seconds
-        raw_at = now
         schedule.append((now, now + seconds, "raw"))
         results = context.Queue()
         workers = [context.Process(target=_other, args=(url, schedule, results)) for url in urls]
