@@ -5,8 +5,9 @@ alive by :mod:`._supervisor`, its processes and folders tracked by
 :mod:`._process`), which kernel owns which demo keys on a shared server
 (:mod:`.owners`), a Redis user per student (:mod:`.acl`) and their caps on
 jobs (:mod:`.caps`), a fair gate between the students and a shared server
-(:mod:`.gate`), a small local cluster (:mod:`.cluster`), what a Redis
-error means in one line (:mod:`.redis_errors`), and the scripts in ``lua/``:
+(:mod:`.gate`, each connection through it :mod:`._gate_connection`), a small
+local cluster (:mod:`.cluster`), what a Redis error means in one line
+(:mod:`.redis_errors`), and the scripts in ``lua/``:
 loaded strictly (:mod:`.lua_loader`), their teaching variants
 (:mod:`.variants`), one Redis Function library of them all, called with FCALL
 or EVALSHA (:mod:`.functions`), called from Python (:mod:`.scripts`),
