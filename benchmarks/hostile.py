@@ -44,6 +44,7 @@ student through ``echomq-viz gate`` with its defaults (the same figures as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -173,15 +174,24 @@ def _hostile(url: str, space: str, schedule: list[tuple[float, float, str]], res
     results.put({"not_refused": not_refused, "flood_in": flood_in, "rounds": rounds, "raw_mb": raw_written})
 
 
-def _start_gate(url: str) -> tuple[subprocess.Popen, int]:
-    """``echomq-viz gate`` in front of ``url``, as an operator runs it; the process and its port."""
+@contextlib.contextmanager
+def _gate(url: str):
+    """``echomq-viz gate`` in front of ``url``, as an operator runs it: its port; stopped (Ctrl-C) at
+    the end, whatever happened."""
     gate = subprocess.Popen([sys.executable, "-m", "echomq_viz", "gate", "--url", url, "--port", "0"],
                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    first = gate.stdout.readline()
-    if " through 127.0.0.1:" not in first:
-        gate.kill()
-        raise RuntimeError(f"the gate did not start: {first.strip()!r}")
-    return gate, int(first.split(" through 127.0.0.1:")[1].split(",")[0])
+    try:
+        first = gate.stdout.readline()
+        if " through 127.0.0.1:" not in first:
+            raise RuntimeError(f"the gate did not start: {first.strip()!r}")
+        yield int(first.split(" through 127.0.0.1:")[1].split(",")[0])
+    finally:
+        gate.send_signal(signal.SIGINT)
+        try:
+            gate.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            gate.kill()
+            gate.communicate()
 
 
 def _through(url: str, port: int) -> str:
@@ -221,46 +231,43 @@ def bench_course(seconds: float = 8.0, rounds: int = 2, others: int = 3, log=pri
                                "ECHOMQ_VIZ_REDIS_SERVER)")
         urls = [add_student(operator, f"other{n}", server.url) for n in range(others)]
         hostile_url = add_student(operator, "mallory", server.url)
-        gate = _start_gate(server.url) if gated else None
-        if gate is not None:
-            urls, hostile_url = [_through(url, gate[1]) for url in urls], _through(hostile_url, gate[1])
-        setup = 15.0  # every process imports the package and makes its Demo first
-        now = time.time() + setup
-        schedule = []
-        for _ in range(rounds):
-            schedule += [(now, now + seconds, "baseline"), (now + seconds, now + 2 * seconds, "cpu"),
-                         (now + 2 * seconds, now + 3 * seconds, "script")]
-            now += 3 * seconds
-        schedule.append((now, now + seconds, "raw"))
-        results = context.Queue()
-        workers = [context.Process(target=_other, args=(url, schedule, results)) for url in urls]
-        workers.append(context.Process(target=_hostile, args=(hostile_url, namespace_of("mallory"), schedule,
-                                                                 results)))
-        for worker in workers:
-            worker.start()
-        log(f"hostile{' through the gate' if gated else ''}: {others} students and one hostile, {rounds} x 3 "
-            f"phases of {seconds:g} s, then the raw flood")
-        cpu: dict[str, float] = {}  # Redis's own CPU seconds in each kind of phase
-        for start, end, phase in schedule:
-            while time.time() < start:
-                time.sleep(0.01)
-            before = _redis_cpu(operator)
-            while time.time() < end:
-                time.sleep(0.01)
-            cpu[phase] = cpu.get(phase, 0.0) + _redis_cpu(operator) - before
-        reports = [results.get(timeout=600) for _ in workers]
-        for worker in workers:
-            worker.join(60)
-        space = namespace_of("mallory")
-        flood = sum(1 for _ in operator.scan_iter(match=f"emq:{{viz-raw@{space}.*", count=1000))
-        cleaned = time.perf_counter()
-        removed = clean_orphans(operator)  # the raw flood's keys: no live lease holds them
-        clean_s = time.perf_counter() - cleaned
-        left = sum(1 for _ in operator.scan_iter(match=f"emq:{{viz-raw@{space}.*", count=1000))
-        operator.close()
-        if gate is not None:
-            gate[0].send_signal(signal.SIGINT)
-            gate[0].communicate(timeout=30)
+        with _gate(server.url) if gated else contextlib.nullcontext() as gate_port:
+            if gate_port is not None:
+                urls, hostile_url = [_through(url, gate_port) for url in urls], _through(hostile_url, gate_port)
+            setup = 15.0  # every process imports the package and makes its Demo first
+            now = time.time() + setup
+            schedule = []
+            for _ in range(rounds):
+                schedule += [(now, now + seconds, "baseline"), (now + seconds, now + 2 * seconds, "cpu"),
+                             (now + 2 * seconds, now + 3 * seconds, "script")]
+                now += 3 * seconds
+            schedule.append((now, now + seconds, "raw"))
+            results = context.Queue()
+            workers = [context.Process(target=_other, args=(url, schedule, results)) for url in urls]
+            workers.append(context.Process(target=_hostile, args=(hostile_url, namespace_of("mallory"), schedule,
+                                                                     results)))
+            for worker in workers:
+                worker.start()
+            log(f"hostile{' through the gate' if gated else ''}: {others} students and one hostile, {rounds} x 3 "
+                f"phases of {seconds:g} s, then the raw flood")
+            cpu: dict[str, float] = {}  # Redis's own CPU seconds in each kind of phase
+            for start, end, phase in schedule:
+                while time.time() < start:
+                    time.sleep(0.01)
+                before = _redis_cpu(operator)
+                while time.time() < end:
+                    time.sleep(0.01)
+                cpu[phase] = cpu.get(phase, 0.0) + _redis_cpu(operator) - before
+            reports = [results.get(timeout=600) for _ in workers]
+            for worker in workers:
+                worker.join(60)
+            space = namespace_of("mallory")
+            flood = sum(1 for _ in operator.scan_iter(match=f"emq:{{viz-raw@{space}.*", count=1000))
+            cleaned = time.perf_counter()
+            removed = clean_orphans(operator)  # the raw flood's keys: no live lease holds them
+            clean_s = time.perf_counter() - cleaned
+            left = sum(1 for _ in operator.scan_iter(match=f"emq:{{viz-raw@{space}.*", count=1000))
+            operator.close()
     hostile = next(report for report in reports if "not_refused" in report)
     students = [report for report in reports if "times" in report]
     pooled = {phase: [t for report in students for t in report["times"].get(phase, [])]
