@@ -8,7 +8,8 @@ its server :mod:`._app_server`, its kernels :mod:`._app_kernel` and a stopped ke
 removed once its lease lapsed (:mod:`._app_orphans`), its front page
 :mod:`.app_index` and template :mod:`.app_template`, its seats :mod:`.seats`),
 a student's server on a JupyterHub (:mod:`.hub`, :mod:`._singleuser`), the gate before a shared
-Redis run in the foreground (:mod:`.gate_command`), who may reach them
+Redis run in the foreground (:mod:`.gate_command`), the operator's ``clean`` and ``acl add``
+(:mod:`.operator_commands`), who may reach them
 (:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the
 reader's copy of the notebooks (:mod:`.notebook_copies`), trusted
 (:mod:`.trust`), the installed versions checked (:mod:`.versions`), the

@@ -49,6 +49,7 @@ from echomq_viz.launcher._kernel_channels import (ipc_problem, runtime_dir, sock
 from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher._app_orphans import clean_orphans_at
+from echomq_viz.launcher.operator_commands import cmd_acl, cmd_clean, job_caps, one_line
 from echomq_viz.launcher.command_line import ENV_INSPECT, build_parser
 from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
 from echomq_viz.launcher.notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
@@ -105,17 +106,12 @@ def _sweep() -> None:
     sweep_kernel_folders()  # quietly: a killed run's kernels' sockets, outside TMPDIR when it was too long
 
 
-def _one_line(exc: BaseException, url: str) -> str:
-    text = redact_url(str(exc), (url,)).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
-
-
 def _clean_at_start(url: str) -> None:
     """Your Redis may hold demo keys of kernels that died: remove them once, never fatally."""
     try:
         removed = clean_orphans_at(url)
     except Exception as exc:  # the notebooks work without it: say why, go on
-        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {_one_line(exc, url)}")
+        _say(f"could not clean orphaned demo keys at {redact_url(url)}: {one_line(exc, url)}")
         return
     if removed:
         _say(f"removed {removed} orphaned demo key(s) at {redact_url(url)}")
@@ -323,56 +319,6 @@ def cmd_redis(args: argparse.Namespace) -> int:
         server.stop()
         for signum, before in previous.items():
             signal.signal(signum, before)
-    return 0
-
-
-def _on_named_redis(command: str, args: argparse.Namespace, which: str, action: Callable[[str], object]):
-    """``(url, action(url))`` on the Redis ``--url`` or ``REDIS_URL`` names; without one, or when
-    ``action`` fails (a bad name, a user without the right), one line on stderr and None."""
-    url = args.url or os.environ.get(ENV_URL)
-    if not url:
-        print(f"echomq-viz {command}: which Redis? set REDIS_URL{which} or give --url URL", file=sys.stderr)
-        return None
-    try:
-        return url, action(url)
-    except RedisUnavailable:
-        raise
-    except Exception as exc:  # one line, nothing half done
-        print(f"echomq-viz {command}: {_one_line(exc, url)}", file=sys.stderr)
-        return None
-
-
-def cmd_clean(args: argparse.Namespace) -> int:
-    done = _on_named_redis("clean", args, "", clean_orphans_at)
-    if done is None:
-        return 2
-    url, removed = done
-    print(f"echomq-viz: removed {removed} orphaned demo key(s) at {redact_url(url)}")
-    return 0
-
-
-def job_caps(args: argparse.Namespace):
-    """The caps --max-queue-jobs and --max-jobs ask for, the defaults where not given (a
-    ValueError of one line when they disagree: main says it)."""
-    from echomq_viz.redis_side.caps import DEFAULT_CAPS, JobCaps
-
-    return JobCaps(queue_jobs=DEFAULT_CAPS.queue_jobs if args.max_queue_jobs is None else args.max_queue_jobs,
-                   student_jobs=DEFAULT_CAPS.student_jobs if args.max_jobs is None else args.max_jobs,
-                   student_queues=DEFAULT_CAPS.student_queues, job_bytes=DEFAULT_CAPS.job_bytes)
-
-
-def cmd_acl(args: argparse.Namespace) -> int:
-    """``acl add NAME --out FILE``: a Redis user of the student's own, its URL into FILE, never shown."""
-    from echomq_viz.redis_side.acl import write_student_url
-
-    caps = job_caps(args)  # checked before anything is written
-    done = _on_named_redis("acl", args, " (an operator's URL)",
-                           lambda url: write_student_url(url, args.name, args.out, caps=caps, gate=args.gate))
-    if done is None:
-        return 2
-    through = f", through the gate at {args.gate}" if args.gate else ""
-    print(f"echomq-viz: Redis user {args.name!r} can reach only its own demo keys, within {caps.describe()}; "
-          f"its REDIS_URL{through} is in {done[1]} (only you can read it)")
     return 0
 
 

@@ -10,23 +10,22 @@ listens and what each user gets; Ctrl-C, SIGTERM or SIGHUP stops it.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 
 from echomq_viz.launcher import exposure
+from echomq_viz.launcher.operator_commands import named_url
 from echomq_viz.redis_side._process import STOP_SIGNALS
 from echomq_viz.redis_side.gate import DEFAULT_LIMITS, GateLimits, GateThread
-from echomq_viz.redis_side.server import ENV_URL, redact_url
+from echomq_viz.redis_side.server import redact_url
 
 __all__ = ["cmd_gate"]
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    url = args.url or os.environ.get(ENV_URL)
-    if not url:
-        print(f"echomq-viz gate: which Redis? set {ENV_URL} or give --url URL", file=sys.stderr)
+    url = named_url("gate", args)
+    if url is None:
         return 2
     problem = exposure.listen_problem(args.host)
     if problem:
