@@ -49,7 +49,7 @@ from echomq_viz.widgets.double import DoubleView
 from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
 from echomq_viz.widgets.hero import HeroView
 from page_runner import page_calls
-from page_checks import Watch, check_page, close_lab_sidebar
+from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: test_browser's fixtures)
     CAPTION, NOTEBOOK_DIR, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, _run_all_in_lab,
     _wait_painted, _wait_views_rendered, browser, exported, lab, page, served, shot_on_failure, step_both_ways,
@@ -358,7 +358,9 @@ class TestInJupyterLab:
                     # JupyterLab's widget manager now and then shows none of a notebook's stored views on
                     # the first open after a page load, when the kernel connects late (a loaded machine):
                     # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
+                    # That abandoned load may log the same race's "widget model not found"; the reload's may not.
                     print(f"tolerated, upstream's own: no stored view of {name} after {FIRST_SHOWN_S} s; reloaded once")
+                    watch.tolerate_so_far(STORED_VIEW_ERRORS)
                     _open_in_lab(page, lab, name)
                 # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
                 wait_until(lambda: views.count() == len(stored), 180, lambda: (
