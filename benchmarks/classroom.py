@@ -15,13 +15,13 @@ The page draws the hero. A drag with "live on Redis" off is redrawn there
 and sends the kernel nothing, by design, so the students here send nothing
 for it either: such a move is only counted (``page_moves``). The kernel's
 load is a drag with live on: the page sends the changed value (``priority``
-or ``counter``) as an ipywidgets ``update`` at most every 100 ms
-(``controls.js coalesced``) and never while one is in flight (ipywidgets'
+or ``counter``) as an ipywidgets ``update`` at most every 250 ms
+(``controls.js coalesced``; the hands here send every 100 ms, more often) and never while one is in flight (ipywidgets'
 own throttle: the next waits for the kernel's idle after the last); the
 kernel adds a job at exactly that position through ``addPrioritizedJob-9``
 and answers with an update of ``live_answer``. So a hand here sends one
 update 100-120 ms after its last, or once the kernel is done with the last
-if that is later: about as often as the page's coalescing allows. A hand
+if that is later: more often than the page's coalescing allows. A hand
 follows a ``--pattern``: "presses" (the default, a class at work) drags in the
 page for 4-8 s, then presses on Redis and goes off again; "live" drags live
 on for 4-8 s, then switches live off for 1-2 s of page-only moves and on
@@ -105,7 +105,9 @@ NOTEBOOK = "01-one-score-two-keys.ipynb"
 COUNTER_MAX = 2**32 - 1
 TIER_SPAN = 2**32
 
-MOVE_INTERVAL_S = 0.1  # controls.js coalesced(): a live value goes at most every 100 ms; a hand sends that often
+# controls.js coalesced() sends a live value at most every 250 ms; a hand here sends every 100 ms, as
+# the page did before, so the class is harder on the kernel than one in the page would be
+MOVE_INTERVAL_S = 0.1
 # How a hand alternates (seconds live on Redis, then seconds of moves drawn in the page alone):
 # - "presses", a class at work: drags in the page, and now and then a press on Redis (the switch
 #   on, its answer, off again);

@@ -254,7 +254,7 @@ def bench_browser(moves: int, live_moves: int = 120) -> dict:
             page_ms = [rec["ms"] for rec in page.evaluate("window.__probe")]
 
             # live on: a pointer drag along the counter at 60 moves a second, each move drawn in the page and
-            # the kernel told at most ten times a second (controls.coalesced), each telling adding a job on Redis
+            # the kernel told at most four times a second (controls.coalesced), each telling adding a job on Redis
             hero = page.locator(".emq-hero")
             hero.locator("input[type=checkbox]").check()
             page.wait_for_function("[...document.querySelectorAll('.emq-hero .emq-status')]"

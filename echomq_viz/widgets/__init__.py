@@ -5,7 +5,7 @@ figure, controls, caption and readouts in the browser: a drag redraws there
 and the kernel hears nothing of it. Python holds the state, checks every
 value the page sends against bounds it keeps (:mod:`.page_view`), and makes
 every Redis call (through :class:`echomq_viz.experiments.live.Demo`),
-coalesced to about ten a second while a view is live. Notebook 10's pop
+coalesced to about four a second while a view is live. Notebook 10's pop
 orders are drawn in the page too (``page/orders.js``; the view is
 :mod:`echomq_viz.peers.view`'s); its growth plots are a static matplotlib
 image no control moves (:func:`.view.static_image`). Any error inside a

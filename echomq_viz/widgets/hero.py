@@ -2,7 +2,7 @@
 
 The page draws it (``page/hero.js``): a drag redraws the staircase, the strip
 and the readout there, and the kernel hears nothing of it unless "live on
-Redis" is on. Live, the page sends the position at most ten times a second
+Redis" is on. Live, the page sends the position at most four times a second
 (the last one always), the kernel adds a job at exactly that counter through
 ``addPrioritizedJob-9`` and sends back what Redis stored, and the page marks
 it against its own computation.

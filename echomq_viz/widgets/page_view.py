@@ -48,7 +48,7 @@ class PageFigure(anywidget.AnyWidget):
         if "module" in cls.__dict__:  # not the subclasses traitlets makes to add traits
             cls._esm = page_module(cls.module)
         # No echo of what the page sent: the page keeps the moves it has not sent yet (a live view
-        # sends ten a second), and an echo of an earlier send would put them back where they were.
+        # sends four a second), and an echo of an earlier send would put them back where they were.
         # A value the kernel refuses still goes back to the page, as an update of its own.
         for trait in cls.class_traits(sync=True).values():
             trait.metadata["echo_update"] = False

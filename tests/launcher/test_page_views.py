@@ -19,7 +19,7 @@ every front end; here, in Debian's Chromium with its fixtures and helpers:
   position;
 - **a drag costs the kernel nothing**: in JupyterLab after Run All, 50 moves
   with live off send the kernel no ``comm_msg``; with live on, 50 quick
-  moves send about ten a second, the last position always among them (the
+  moves send about four a second, the last position always among them (the
   final live line is Redis's answer for it).
 
 The first check covers every notebook whose stored outputs show a page view
@@ -61,7 +61,7 @@ pytestmark = pytest.mark.slow  # real browsers on real servers
 
 NEEDS_KERNEL = "needs the notebook's kernel"  # the one line a Redis control says without one (controls.js)
 ASKING = re.compile(r"asking the kernel|running on Redis")  # what a view says while it waits for an answer
-COALESCE_S = 0.1  # controls.js coalesced(): a live view sends at most every 100 ms, the last value always
+COALESCE_S = 0.25  # controls.js coalesced(): a live view sends at most every 250 ms, the last value always
 
 
 # -- the page views, and Python's account of each ------------------------------------------------------------
@@ -398,7 +398,7 @@ class TestInJupyterLab:
     @pytest.mark.parametrize("case", LIVE_VIEWS, ids=_id)  # the other views send only from their buttons
     def test_a_drag_costs_the_kernel_nothing(self, lab, served, page, case):
         """After Run All: 50 moves with live off send the kernel no comm_msg; with live on, 50
-        quick moves send about ten a second, and the last position is among them."""
+        quick moves send about four a second, and the last position is among them."""
         frames = _kernel_frames(page)  # before the page opens its kernel's websocket
         try:
             with shot_on_failure(page, f"page-views-drag-{_id(case)}"):
@@ -433,11 +433,11 @@ class TestInJupyterLab:
                     f"{case.css}: the last position {final} never got its live line ...{wanted!r}: "
                     f"{lines.all_inner_texts()}"))
                 sent = _comm_msgs(frames, since)
-                # about one send per 100 ms while the moves last, the first at once and the last after them
+                # about one send per 250 ms while the moves last, the first at once and the last after them
                 allowed = math.ceil(took_ms / 1000 / COALESCE_S) + 2
                 print(f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg (allowed {allowed})")
                 assert 1 <= len(sent) <= allowed, (
-                    f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg, not about ten a second")
+                    f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg, not about four a second")
                 heard = _as_the_kernel_heard(before, sent)
                 assert heard == final, f"{case.css}: the kernel was last sent {heard}, the page ended at {final}"
                 switch.click()  # live off again: the kernel's line goes with it
