@@ -26,7 +26,7 @@ __all__ = ["KERNEL_MB", "STUDENTS_PER_CORE", "SEATS_PER_VISITOR", "SEAT_IDLE_S",
            "memory_seats", "default_max_kernels", "class_full_line", "cap_line"]
 
 KERNEL_MB = 110
-STUDENTS_PER_CORE = 30  # docs/classroom.md: "about 30 per core", measured on one core and on two
+STUDENTS_PER_CORE = 30  # docs/classroom.md: one core held 50 (the ramp's end); 30 leaves a third and more of margin
 SEATS_PER_VISITOR = 3  # a few tabs of the app at once; a fourth page gives back the stalest
 SEAT_IDLE_S = 15 * 60  # no message from a page for this long: its seat goes back
 MAX_KERNELS_RANGE = (1, 10_000)
