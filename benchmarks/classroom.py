@@ -918,6 +918,7 @@ def bench_one_core(ramp: tuple[int, ...] = CORE_RAMP, seconds: float = 20.0, log
         "classroom_core_max_sessions": results["classroom_max_sessions"],
         "classroom_core_cpus": results["classroom_cpus"],
         "classroom_core_errors": results["classroom_errors"],
+        "classroom_core_error_samples": results["classroom_error_samples"],
         "classroom_core_crosstalk": results["classroom_crosstalk"],
         "classroom_core_app_log_problems": results["classroom_app_log_problems"],
         "classroom_core_steps": [{key: step[key] for key in CORE_STEP_KEYS} for step in results["classroom_steps"]],

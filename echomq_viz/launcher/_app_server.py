@@ -217,7 +217,14 @@ class AppKernelManager(AsyncMappingKernelManager):
 
 class PageWebsocketHandler(VoilaKernelWebsocketHandler):
     """Voila's kernel websocket, telling the kernel manager of each message
-    the page sends (what a seat's idleness counts from)."""
+    the page sends (what a seat's idleness counts from), with no Nagle delay."""
+
+    async def open(self, kernel_id: str) -> None:  # type: ignore[override]
+        # The kernel answers a press in several small frames (busy, the update, idle), each a write
+        # of its own. With Nagle's algorithm on (tornado's default), a frame waits for the page's
+        # ACK of the one before, which the page's TCP may delay by 40 ms or more
+        self.set_nodelay(True)
+        await super().open(kernel_id)
 
     def on_message(self, message: Any) -> Any:
         page_spoke = getattr(self.kernel_manager, "page_spoke", None)

@@ -51,7 +51,7 @@ from echomq_viz.launcher import exposure
 from echomq_viz.launcher._app_orphans import clean_orphans_at
 from echomq_viz.launcher.operator_commands import cmd_acl, cmd_clean, job_caps, one_line
 from echomq_viz.launcher.command_line import ENV_INSPECT, build_parser
-from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
+from echomq_viz.launcher.lab_settings import LAB_NO_DELAY, LAB_QUIET, quiet_lab_config_path
 from echomq_viz.launcher.notebook_copies import USER_FOLDER, lab_notebooks, notebooks_dir
 from echomq_viz.launcher.preflight import no_room_line, redis_url_problem, replica_problem, temp_folder_problem
 from echomq_viz.launcher.seats import (MAX_KERNELS_RANGE, SEAT_IDLE_MINUTES_RANGE, SEAT_IDLE_S, SEATS_PER_VISITOR,
@@ -200,7 +200,8 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     _require("jupyterlab", "jupyterlab")
     chosen = notebooks_dir(args.notebooks, say=_say) if args.notebooks is not None else None
     # echomq_viz.launcher._jupyterlab: JupyterLab itself, without a false deprecation warning
-    argv = [sys.executable, "-m", "echomq_viz.launcher._jupyterlab", *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET]
+    argv = [sys.executable, "-m", "echomq_viz.launcher._jupyterlab", *exposure.pinned("--ServerApp.ip", extra), *LAB_QUIET,
+            LAB_NO_DELAY]
     port = exposure.port("lab", args.port, args.public)
     if port is not None:
         argv += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]

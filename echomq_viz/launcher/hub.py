@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 
 from echomq_viz.launcher._kernel_channels import ipc_options, runtime_dir
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
-from echomq_viz.launcher.lab_settings import LAB_QUIET, quiet_lab_config_path
+from echomq_viz.launcher.lab_settings import LAB_NO_DELAY, LAB_QUIET, quiet_lab_config_path
 from echomq_viz.launcher.notebook_copies import USER_FOLDER, copy_notebooks, notebooks_dir, shipped_notebooks
 
 __all__ = ["singleuser_argv", "singleuser_env", "student_notebooks"]
@@ -57,7 +57,7 @@ def student_notebooks(chosen: str | None, *, say: Callable[[str], None]) -> Path
 def singleuser_argv(root: Path, extra: Sequence[str]) -> list[str]:
     """jupyterhub-singleuser on ``root``, Voila pages in the echomq-viz
     template (named slider handles), then the spawner's own options."""
-    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *LAB_QUIET,
+    argv = [sys.executable, "-m", SINGLEUSER_MODULE, f"--ServerApp.root_dir={root}", *LAB_QUIET, LAB_NO_DELAY,
             *KERNEL_CULLING, f"--VoilaConfiguration.template={TEMPLATE}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines often run as root

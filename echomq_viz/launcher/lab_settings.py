@@ -1,6 +1,7 @@
 """JupyterLab's settings as ``echomq-viz lab`` and a hub's ``singleuser``
 run it: no news toast, no news fetched, no update check, and the user's own
-settings left alone (a run's page config comes first on ``JUPYTER_CONFIG_PATH``).
+settings left alone (a run's page config comes first on ``JUPYTER_CONFIG_PATH``);
+and kernel websockets with Nagle's algorithm off (:mod:`.kernel_websocket`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["LAB_DISABLED_PLUGINS", "LAB_QUIET", "quiet_lab_config_path"]
+__all__ = ["LAB_DISABLED_PLUGINS", "LAB_NO_DELAY", "LAB_QUIET", "quiet_lab_config_path"]
 
 # No "Would you like to get notified about official Jupyter news?" toast, no
 # news fetched, no update check.
@@ -18,6 +19,11 @@ LAB_QUIET = (
     "--LabApp.news_url=None",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
 )
+
+
+# A kernel's answer is several small frames: with Nagle on, each after the first may wait 40 ms
+# (kernel_websocket.py says why). A name, not an import: the command line stays light.
+LAB_NO_DELAY = "--ServerApp.kernel_websocket_connection_class=echomq_viz.launcher.kernel_websocket.NoDelayConnection"
 
 
 def quiet_lab_config_path(run_dir: Path) -> str:

@@ -34,9 +34,12 @@ class KernelSocket:
         self.seen: list[dict] = []  # every message read, in order
 
     @classmethod
-    async def open(cls, port: int, kernel_id: str, *, cookie: str | None = None) -> "KernelSocket":
+    async def open(cls, port: int, kernel_id: str, *, cookie: str | None = None,
+                   token: str | None = None) -> "KernelSocket":
         session = uuid.uuid4().hex
         url = f"ws://127.0.0.1:{port}/api/kernels/{kernel_id}/channels?session_id={session}"
+        if token:  # JupyterLab's; the app asks for none
+            url += f"&token={token}"
         request = HTTPRequest(url, headers={"Cookie": cookie} if cookie else {})
         return cls(await websocket_connect(request, max_message_size=64 * 2**20), session)
 
