@@ -17,7 +17,8 @@ kernel and Redis.
 What is reported:
 
 - ``hub_sessions``: students still at work at the end of the window;
-- ``hub_p95_ms``: a live update sent -> the kernel's answer naming that position, as in classroom.py;
+- ``hub_p95_ms``: a press on Redis (or a live move) sent -> the kernel's answer naming that position,
+  as in classroom.py (its class at work: drags in the page, a press every few seconds);
 - ``hub_errors``, ``hub_crosstalk``: as in classroom.py;
 - ``hub_rss_per_student_mb``: resident memory of one student's server, kernel
   and private Redis together (the largest of the N);
@@ -407,11 +408,13 @@ async def _class_at_work(students: list[HubStudent], seconds: float, record: cla
     finally:
         stop.set()
         await asyncio.gather(*hands, return_exceptions=True)
-    moves = [ms for at, ms in record.moves if window_start <= at < window_end]
+    inside = lambda rows: [ms for at, ms in rows if window_start <= at < window_end]  # noqa: E731
+    moves, presses = inside(record.moves), inside(record.presses)
+    answered = moves + presses  # every Redis answer the students waited for, as classroom.py counts them
     active = sum(not s.closed for s in joined)
     await asyncio.gather(*(s.leave() for s in joined), return_exceptions=True)
-    return {"hub_sessions": active, "hub_moves": len(moves), "hub_p50_ms": classroom._percentile(moves, 50),
-            "hub_p95_ms": classroom._percentile(moves, 95),
+    return {"hub_sessions": active, "hub_moves": len(moves), "hub_presses": len(presses),
+            "hub_p50_ms": classroom._percentile(answered, 50), "hub_p95_ms": classroom._percentile(answered, 95),
             # percent of one core per student while dragging: server, kernel and Redis together
             "hub_cpu_per_student_pct": round(cpu_used / (window_end - window_start) / max(len(joined), 1) * 100, 1)}
 
