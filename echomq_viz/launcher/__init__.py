@@ -2,7 +2,8 @@
 
 The command itself (:mod:`.cli`; its arguments :mod:`.command_line`, what is refused before
 anything starts :mod:`.preflight`), JupyterLab as ``lab`` runs it
-(:mod:`._jupyterlab`, :mod:`.lab_settings`; both servers, the export and
+(:mod:`._jupyterlab`, :mod:`.lab_settings`, its kernel websockets without Nagle's delay
+:mod:`.kernel_websocket`; both servers, the export and
 the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, :mod:`._voila`;
 its server :mod:`._app_server`, its kernels :mod:`._app_kernel` and a stopped kernel's keys
 removed once its lease lapsed (:mod:`._app_orphans`), its front page
