@@ -6,7 +6,7 @@ status, the answer, its idle status), each a write of its own. Tornado leaves
 Nagle's algorithm on, so a frame waits for the page's acknowledgement of the
 one before, which the page's TCP may hold back 40 ms (Linux) or more. The
 classroom benchmark measured it in the app: a press's p95 of 47 ms against a
-p50 of 7; with Nagle off, 11 ms. The app's own handler turns it off
+p50 of 7; with Nagle off, 11 to 14 ms. The app's own handler turns it off
 (:class:`echomq_viz.launcher._app_server.PageWebsocketHandler`); JupyterLab takes
 :class:`NoDelayConnection` through Jupyter Server's public setting
 ``kernel_websocket_connection_class`` (``lab_settings.LAB_NO_DELAY`` names it).

@@ -4,10 +4,10 @@
 // unless the view is live on Redis. Live, the values go at most every `interval` ms, the
 // last one always (a trailing send), so Redis is asked about four times a second while a
 // drag lasts: each send costs the kernel about 5 ms of CPU (ipykernel's own 2.5 ms or so a
-// message, then the lease, the counter, the add and the score on Redis), so a drag at 60 moves
-// a second costs it about a third of a millisecond a move. Without a kernel (a notebook just opened, an offline page) sending fails at
-// once, or silently: askKernel tells, and the view says in one line that its Redis controls
-// need the kernel.
+// message, then the lease, the counter, the add and the score on Redis), so a drag at 60
+// moves a second costs it about a third of a millisecond a move. Without a kernel (a
+// notebook just opened, an offline page) sending fails at once, or silently: askKernel
+// tells, and the view says in one line that its Redis controls need the kernel.
 
 import { esc } from "./visual.js";
 import { thousands } from "./score.js";
