@@ -24,7 +24,8 @@ import re
 from typing import Iterable
 from urllib.parse import unquote
 
-__all__ = ["redact_url", "url_passwords", "split_userinfo", "without_query_passwords", "HIDDEN"]
+__all__ = ["redact_url", "first_line_redacted", "url_passwords", "split_userinfo", "without_query_passwords",
+           "HIDDEN"]
 
 HIDDEN = "***"
 _ENV_URL = "REDIS_URL"
@@ -113,3 +114,10 @@ def redact_url(text: str, known: Iterable[str] = ()) -> str:
         pieces += [text[done:scheme.end()], _hidden_userinfo(text[scheme.end():at])]
         done = at
     return "".join(pieces) + text[done:]
+
+
+def first_line_redacted(exc: BaseException, url: str) -> str:
+    """The first line of ``exc``'s text with every password masked (``url``'s wherever it
+    occurs), or "" when it has no text: what a one-line refusal quotes of an error."""
+    lines = redact_url(str(exc), (url,)).strip().splitlines()
+    return lines[0] if lines else ""

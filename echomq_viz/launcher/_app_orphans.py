@@ -76,14 +76,13 @@ class OrphanSweeper:
         self._task = task  # kept: a task nobody refers to may be collected mid-run
 
     async def _sweep(self) -> None:
-        from echomq_viz.core.redaction import redact_url
+        from echomq_viz.core.redaction import first_line_redacted
 
         try:
             removed = await asyncio.get_running_loop().run_in_executor(None, self.clean, self.url)
         except Exception as exc:  # the app goes on; the next stop tries again
-            text = redact_url(str(exc), (self.url,)).strip().splitlines()
             self.log.warning("Could not remove the demo keys of stopped kernels: %s: %s",
-                             type(exc).__name__, text[0] if text else "")
+                             type(exc).__name__, first_line_redacted(exc, self.url))
         else:
             if removed:
                 self.log.info("Removed %d demo keys of kernels that stopped", removed)

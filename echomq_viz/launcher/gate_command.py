@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 
+from echomq_viz.core.redaction import first_line_redacted
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher.operator_commands import named_url
 from echomq_viz.redis_side._process import STOP_SIGNALS
@@ -36,8 +37,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
                             max_clients=DEFAULT_LIMITS.max_clients)
         gate = GateThread(url, host=args.host, port=args.port, limits=limits).start()
     except (ValueError, TypeError, OSError) as exc:  # a bad URL or limit, a Redis open to all, a port taken
-        text = redact_url(str(exc), (url,)).strip().splitlines()
-        print(f"echomq-viz gate: {text[0] if text else type(exc).__name__}", file=sys.stderr)
+        print(f"echomq-viz gate: {first_line_redacted(exc, url) or type(exc).__name__}", file=sys.stderr)
         return 2
     beyond = exposure.off_loopback(args.host)
     reach = (f" (beyond this machine: {beyond}; the students' passwords cross the network in clear text, as "

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Callable
 
+from echomq_viz.core.redaction import first_line_redacted
 from echomq_viz.launcher._app_orphans import clean_orphans_at
 from echomq_viz.redis_side.server import ENV_URL, RedisUnavailable, redact_url
 
@@ -18,8 +19,7 @@ __all__ = ["named_url", "one_line", "cmd_clean", "job_caps", "cmd_acl"]
 
 def one_line(exc: BaseException, url: str) -> str:
     """``exc`` as its type and first line, with ``url``'s password (and any other) redacted."""
-    text = redact_url(str(exc), (url,)).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+    return f"{type(exc).__name__}: {first_line_redacted(exc, url)}"
 
 
 def named_url(command: str, args: argparse.Namespace, which: str = "") -> str | None:
