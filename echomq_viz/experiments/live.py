@@ -31,7 +31,8 @@ from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split
 from echomq_viz.redis_side.scripts import (
     BatchError, Job, Scripts, encode_job_data, validate_priority, validate_priority_counter,
 )
-from echomq_viz.redis_side.server import connect, warn_if_evicting
+from echomq_viz.redis_side.eviction import warn_if_evicting
+from echomq_viz.redis_side.server import connect
 from echomq_viz.redis_side.functions import ScriptCall
 from echomq_viz.redis_side.variants import TEACHING_PRIORITY_CEILING, past_the_limit_source
 

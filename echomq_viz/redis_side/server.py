@@ -19,7 +19,8 @@ same class:
 :func:`redact_url` (from :mod:`echomq_viz.core.redaction`) is how a URL is shown
 anywhere: its password becomes ``***``. :func:`connect` refuses a URL that
 redis-py would read otherwise than it looks (an unencoded ``/ ? #`` in its
-password, a database that is not a number) in one line.
+password, a database that is not a number: :mod:`echomq_viz.core.redis_url`) in
+one line, and warns once of a server that evicts keys (:mod:`.eviction`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from echomq_viz.redis_side._process import claim
-from echomq_viz.core.redaction import redact_url, split_userinfo, without_query_passwords
+from echomq_viz.core.redaction import redact_url
+from echomq_viz.core.redis_url import url_problem
+from echomq_viz.redis_side.eviction import warn_if_evicting
 
 __all__ = [
     "ENV_URL",
@@ -56,7 +59,6 @@ __all__ = [
     "embedded_server",
     "url_or_private_server",
     "connect",
-    "warn_if_evicting",
 ]
 
 ENV_URL = "REDIS_URL"
@@ -383,32 +385,6 @@ def url_or_private_server(*, check: bool = False, restarts: int = 0) -> tuple[st
     return server.url, server
 
 
-_ESCAPES = {"/": "%2F", "?": "%3F", "#": "%23"}
-
-
-def url_problem(url: str) -> str | None:
-    """Why redis-py would read ``url`` otherwise than it looks, or None.
-
-    redis-py (``urllib.parse``) ends the host part at the first ``/ ? #``, so
-    ``redis://u:Top/Secret@h`` would name the host ``u`` and the port ``Top``;
-    and it takes a path that is not a number, ``redis://h/abc``, as database 0.
-    """
-    from urllib.parse import urlsplit
-
-    probe = without_query_passwords(url)  # a password in the query may hold an "@"
-    ours = split_userinfo(probe)
-    netloc = urlsplit(probe).netloc
-    if ours is not None and ("@" not in netloc or netloc.rpartition("@")[0] != ours[1]):
-        odd = sorted({char for char in ours[1] if char in _ESCAPES}) or sorted(_ESCAPES)
-        return (f"its user name or password holds an unencoded {' '.join(odd)}, which ends the host part "
-                f"of a URL: write it as {' '.join(_ESCAPES[char] for char in odd)}")
-    parts = urlsplit(url)
-    if parts.scheme in ("redis", "rediss") and not re.fullmatch(r"/?|/[0-9]+", parts.path):
-        shown = redact_url(parts.path, (url,))
-        return f"the path must be /<database number>, e.g. /0, got {shown!r}"
-    return None
-
-
 def connect(url: str | None = None, *, timeout: float = 5.0):
     """A redis-py client (decoding replies) on a server that has answered.
 
@@ -454,27 +430,3 @@ def connect(url: str | None = None, *, timeout: float = 5.0):
         raise RedisUnavailable(f"cannot reach Redis at {where}: {redact_url(str(exc), known)}") from None
     warn_if_evicting(client, where)
     return client
-
-
-_warned: set[str] = set()
-
-
-def warn_if_evicting(client: Any, where: str) -> str | None:
-    """Say once per server, in one line on stderr, that a Redis whose
-    ``maxmemory-policy`` is not ``noeviction`` deletes keys when full (a job's
-    hash among them, leaving a damaged queue), as BullMQ does; the line, or None."""
-    import redis
-
-    try:
-        info = client.info("memory")
-    except redis.RedisError:  # a user without INFO: nothing to say
-        return None
-    policy = info.get("maxmemory_policy") if isinstance(info, dict) else None
-    if not isinstance(policy, str) or policy == "noeviction":
-        return None
-    line = (f"echomq-viz: warning: Redis at {where} has maxmemory-policy {policy}: when full it deletes keys, a "
-            "job's hash among them, and a queue breaks; set maxmemory-policy noeviction")
-    if where not in _warned:
-        _warned.add(where)
-        print(line, file=sys.stderr, flush=True)
-    return line
