@@ -4,6 +4,9 @@ Every notebook in ``notebooks/`` (found by glob, so new ones are covered
 without touching this file) is opened
 
 - in JupyterLab started by ``echomq-viz lab``: Run All, then
+  :func:`run_all_and_check_in_lab` (called by test_page_views.py's
+  ``TestInJupyterLab``, whose one page load per notebook first checks it
+  as stored);
 - in the Voila app started by ``echomq-viz app``: one page per notebook,
 
 and checked the way a reader uses it: no "Error displaying widget", no error
@@ -49,8 +52,8 @@ axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
 checks every app page and every offline page: no critical and no serious
 accessibility violation.
 
-One class per front end (``TestJupyterLab``, ``TestVoila``, ``TestNotebook7``,
-``TestOfflinePages``): pytest-xdist (``--dist=loadscope``) hands a whole class
+One class per front end (``TestVoila``, ``TestNotebook7``, ``TestOfflinePages``
+here, JupyterLab's in test_page_views.py): pytest-xdist (``--dist=loadscope``) hands a whole class
 to one worker, which starts that front end's server once for the class
 (class-scoped fixtures: stopped when its class is done, not left running
 beside the next front end) and one browser for the module. Every check of a
@@ -306,14 +309,19 @@ def shot_on_failure(tab, label: str):
 
 
 def wait_until(check: Callable[[], object], timeout: float, message: Callable[[], str] | str):
-    deadline = time.monotonic() + timeout
+    """``check()``'s first true value, looked for until ``timeout`` s, else an AssertionError with
+    ``message``. It looks again after 10 ms, then twice as long each time up to 100 ms: most waits
+    here are for a page to answer, within a frame or two, and a fixed 100 ms step cost each about
+    70 ms more than the answer took (a second of the suite's time per dozen moves)."""
+    deadline, pause = time.monotonic() + timeout, 0.01
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(message() if callable(message) else message)
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
 
 
 def _figures(view) -> list[str]:
@@ -360,7 +368,7 @@ def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
     deadline = time.monotonic() + timeout
     last, since = look(), time.monotonic()
     while True:
-        time.sleep(0.1)
+        time.sleep(0.05)
         now = look()
         if now != last:
             last, since = now, time.monotonic()
@@ -911,32 +919,25 @@ def test_a_stored_views_missing_model_is_tolerated_only_where_stored_views_open(
     assert len(watch.problems()) == 2 and watch.tolerated == 0
 
 
-class TestJupyterLab:
-    """Every notebook run in JupyterLab (``echomq-viz lab``), its views used."""
-
-    @pytest.mark.parametrize("name", NOTEBOOKS)
-    def test_notebook(self, lab, page, name):
-        watch = Watch(page, upstream_console=STORED_VIEW_ERRORS)  # its notebooks open with their stored views
-        try:
-            with shot_on_failure(page, f"lab-{name}"):
-                page.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
-                _run_all_in_lab(page, name)
-                _wait_views_rendered(page, f"JupyterLab {name}")
-                _error_free(page, f"JupyterLab {name}")
-                panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-                _wait_painted(panel, f"JupyterLab {name}")
-                screenshot(page, "lab", name)
-                questions_before_answers(page, name, "JupyterLab")
-                # each view's first slider by keyboard: every slider and button is the app's test
-                exercise(page, name, "JupyterLab", every=False)
-                _error_free(page, f"JupyterLab {name}, after its controls moved")
-                # after the moves, sliders at their ends: the longest readouts
-                problems = check_page(page, SCREENSHOTS, f"lab-{Path(name).stem}", watch, prepare=close_lab_sidebar)
-                assert not problems, f"JupyterLab {name}:\n" + "\n".join(problems)
-                assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
-        finally:
-            lab.delete_sessions()  # the next notebook gets a fresh kernel
-        assert lab.sessions() == []
+def run_all_and_check_in_lab(page, name: str, watch: Watch) -> None:
+    """Run All on the notebook open in JupyterLab (``echomq-viz lab``), then what every front end
+    gets: its views rendered and painted, no error, the questions asked before answered, each
+    view's first slider moved by the keyboard (every slider and button is the app's test), the
+    layout at two sizes. The test that opens the notebook, and first checks it as stored, is
+    test_page_views.py's ``TestInJupyterLab``: one page load serves both."""
+    _run_all_in_lab(page, name)
+    _wait_views_rendered(page, f"JupyterLab {name}")
+    _error_free(page, f"JupyterLab {name}")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    _wait_painted(panel, f"JupyterLab {name}")
+    screenshot(page, "lab", name)
+    questions_before_answers(page, name, "JupyterLab")
+    exercise(page, name, "JupyterLab", every=False)
+    _error_free(page, f"JupyterLab {name}, after its controls moved")
+    # after the moves, sliders at their ends: the longest readouts
+    problems = check_page(page, SCREENSHOTS, f"lab-{Path(name).stem}", watch, prepare=close_lab_sidebar)
+    assert not problems, f"JupyterLab {name}:\n" + "\n".join(problems)
+    assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"
 
 
 # -- Voila ----------------------------------------------------------------------------------------------------
@@ -1001,7 +1002,7 @@ class TestNotebook7:
 
     Only a smoke test: Notebook 7 renders the widgets through the same
     JupyterLab components, so what a full check would find here it finds in
-    ``TestJupyterLab``; the full checks (every slider and control, layout
+    JupyterLab (``test_page_views.TestInJupyterLab``); the full checks (every slider and control, layout
     at two sizes, questions before answers) run there, in the app and on the
     offline pages."""
 

@@ -22,11 +22,15 @@ every front end; here, in Debian's Chromium with its fixtures and helpers:
   moves send about four a second, the last position always among them (the
   final live line is Redis's answer for it).
 
-The first check covers every notebook whose stored outputs show a page view
-(found in ``notebooks/``, as ``test_browser.py`` finds the notebooks). The
-other two are data-driven: :data:`PAGE_VIEWS` says, per page view, where it
-is and how Python draws it at a position (a :class:`PageViewCase`); a view is added there by one line,
-and the third check covers each one with a live switch.
+In JupyterLab one page load per notebook serves all its checks
+(``TestInJupyterLab``, every notebook in ``notebooks/``, found as
+``test_browser.py`` finds them): first as stored, where its outputs show a
+page view; then Run All and the checks every front end gets
+(``test_browser.run_all_and_check_in_lab``); then the drag's cost, for each
+page view with a live switch. Each JupyterLab load costs seconds of a core,
+so none is made twice. The other checks are data-driven: :data:`PAGE_VIEWS`
+says, per page view, where it is and how Python draws it at a position (a
+:class:`PageViewCase`); a view is added there by one line.
 """
 
 from __future__ import annotations
@@ -51,9 +55,8 @@ from echomq_viz.widgets.hero import HeroView
 from page_runner import page_calls
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: test_browser's fixtures)
-    CAPTION, NOTEBOOK_DIR, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, _run_all_in_lab,
-    _wait_painted, _wait_views_rendered, browser, exported, lab, page, served, shot_on_failure, step_both_ways,
-    wait_until)
+    CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, browser, exported, lab, page,
+    run_all_and_check_in_lab, served, shot_on_failure, step_both_ways, wait_until)
 from conftest import wait_until as holds_within  # True or False at the deadline (test_browser's raises)
 from test_cli import TOKEN
 
@@ -337,115 +340,120 @@ def _open_in_lab(tab, lab, name: str) -> None:
     tab.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
 
 
+def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
+    """Before any cell runs: each page view shows its stored state, no "disconnected" mark,
+    no console error; the keyboard moves its ranges and the view answers with no kernel;
+    live on Redis, and every button that runs on Redis, says in one line that it needs the
+    kernel; every other button answers in the page. JupyterLab restores a notebook's stored
+    widget state only if it trusts it: ``echomq-viz lab`` signs the shipped notebooks
+    (launcher/trust.py), and ``served`` holds them byte for byte."""
+    stored = _stored_page_views(name)
+    views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
+    if not holds_within(lambda: views.count() > 0, FIRST_SHOWN_S):
+        # JupyterLab's widget manager now and then shows none of a notebook's stored views on
+        # the first open after a page load, when the kernel connects late (a loaded machine):
+        # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
+        # That abandoned load may log the same race's "widget model not found"; the reload's may not.
+        print(f"tolerated, upstream's own: no stored view of {name} after {FIRST_SHOWN_S} s; reloaded once")
+        watch.tolerate_so_far(STORED_VIEW_ERRORS)
+        _open_in_lab(page, lab, name)
+    # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
+    wait_until(lambda: views.count() == len(stored), 180, lambda: (
+        f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
+        "(JupyterLab renders stored widgets only in a trusted notebook)"))
+    for index, (model, caption) in enumerate(stored):
+        view = views.nth(index)
+        view.scroll_into_view_if_needed()
+        where = f"{name}, page view {index + 1} (model {model})"
+        assert _text(view.locator(CAPTION)) == f"Figure: {caption}", f"{where}: not its stored state"
+        shown = view.evaluate(DISCONNECTED_JS)
+        assert not shown, f"{where}: marked disconnected though it works without a kernel: {shown}"
+        ranges = view.locator("input[type=range]")
+        for number in range(ranges.count()):
+            step_both_ways(page, ranges.nth(number))  # each key: the view answers, with no kernel
+        switches = view.locator(SWITCHES).filter(has_text="Redis")
+        for number in range(switches.count()):
+            switch = switches.nth(number).locator("input")
+            if switch.is_enabled():  # (off by design in a view made without a demo queue)
+                _pressed_with_no_kernel(view, switch, _text(switches.nth(number)), where, runs_on_redis=True)
+                assert not switch.is_checked(), f"{where}: a switch stayed on with no kernel"
+        buttons = view.locator("button:not([aria-pressed]):visible")  # actions, not a guess's choices
+        for number in range(buttons.count()):
+            button = buttons.nth(number)
+            if button.is_enabled():  # (one may be off until a guess, which another button makes)
+                label = _text(button)
+                _pressed_with_no_kernel(view, button, label, where, runs_on_redis="Redis" in label)
+    problems = check_page(page, SCREENSHOTS, f"page-views-first-open-{Path(name).stem}", watch,
+                          prepare=close_lab_sidebar)
+    assert not problems, f"{name} before any cell ran:\n" + "\n".join(problems)
+
+
+def _a_drag_costs_the_kernel_nothing(page, case: PageViewCase, frames: list[bytes]) -> None:
+    """After Run All: 50 moves with live off send the kernel no comm_msg; with live on, 50
+    quick moves send about four a second, and the last position is among them."""
+    view = page.locator(case.selector).first
+    view.scroll_into_view_if_needed()
+    since = len(frames)
+    caption = _text(view.locator(CAPTION))
+    view.evaluate(MOVES_JS, 5)
+    assert _text(view.locator(CAPTION)) != caption, f"{case.css}: 50 moves left the caption as it was"
+    time.sleep(3 * COALESCE_S)  # a send held back to coalesce would be out by now: absence has no event
+    sent = _comm_msgs(frames, since)
+    assert not sent, f"{case.css}: 50 moves with live off sent the kernel {len(sent)} comm_msg: {sent[:2]}"
+
+    if case.live_line is None:
+        return
+    switch = view.locator(SWITCHES).filter(has_text="Redis").locator("input").first
+    switch.click()
+    answer = view.locator(".emq-status").filter(has_text="stored: equal")
+    wait_until(lambda: answer.count(), 60, lambda: (
+        f"{case.css}: live on never showed Redis's answer: {view.locator('.emq-status').all_inner_texts()}"))
+    since = len(frames)
+    before, final, took_ms = view.evaluate(MOVES_JS, 20)  # 50 moves in about a second
+    wanted = case.live_line(final)
+    lines = view.locator(".emq-status")
+    wait_until(lambda: any(text.strip().endswith(wanted) for text in lines.all_inner_texts()), 60, lambda: (
+        f"{case.css}: the last position {final} never got its live line ...{wanted!r}: {lines.all_inner_texts()}"))
+    sent = _comm_msgs(frames, since)
+    # about one send per 250 ms while the moves last, the first at once and the last after them
+    allowed = math.ceil(took_ms / 1000 / COALESCE_S) + 2
+    print(f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg (allowed {allowed})")
+    assert 1 <= len(sent) <= allowed, (
+        f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg, not about four a second")
+    heard = _as_the_kernel_heard(before, sent)
+    assert heard == final, f"{case.css}: the kernel was last sent {heard}, the page ended at {final}"
+    switch.click()  # live off again: the kernel's line goes with it
+    _error_free(page, f"JupyterLab {case.notebook}, after the moves")
+
+
 class TestInJupyterLab:
-    """The page views of a notebook in JupyterLab: first as stored, then after Run All."""
+    """Every notebook in JupyterLab (``echomq-viz lab``), on one page load: first as stored, before
+    any cell runs (a notebook with stored page views: :func:`_alive_on_first_open`); then Run All
+    and the checks every front end gets (``test_browser.run_all_and_check_in_lab``); then, for each
+    page view with a live switch, what a drag costs the kernel (:func:`_a_drag_costs_the_kernel_nothing`).
+    One load, one kernel, each check on the state the one before left, as a reader meets them."""
 
-    @pytest.mark.parametrize("name", FIRST_OPEN)
-    def test_alive_on_first_open(self, lab, page, name):
-        """Before any cell runs: each page view shows its stored state, no "disconnected" mark,
-        no console error; the keyboard moves its ranges and the view answers with no kernel;
-        live on Redis, and every button that runs on Redis, says in one line that it needs the
-        kernel; every other button answers in the page. JupyterLab restores a notebook's stored
-        widget state only if it trusts it: ``echomq-viz lab`` signs the shipped notebooks
-        (launcher/trust.py), and ``served`` holds them byte for byte."""
-        stored = _stored_page_views(name)
-        watch = Watch(page)  # no tolerance: a page view needs no kernel to render
-        try:
-            with shot_on_failure(page, f"page-views-first-open-{name}"):
-                _open_in_lab(page, lab, name)
-                views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
-                if not holds_within(lambda: views.count() > 0, FIRST_SHOWN_S):
-                    # JupyterLab's widget manager now and then shows none of a notebook's stored views on
-                    # the first open after a page load, when the kernel connects late (a loaded machine):
-                    # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
-                    # That abandoned load may log the same race's "widget model not found"; the reload's may not.
-                    print(f"tolerated, upstream's own: no stored view of {name} after {FIRST_SHOWN_S} s; reloaded once")
-                    watch.tolerate_so_far(STORED_VIEW_ERRORS)
-                    _open_in_lab(page, lab, name)
-                # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
-                wait_until(lambda: views.count() == len(stored), 180, lambda: (
-                    f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
-                    "(JupyterLab renders stored widgets only in a trusted notebook)"))
-                for index, (model, caption) in enumerate(stored):
-                    view = views.nth(index)
-                    view.scroll_into_view_if_needed()
-                    where = f"{name}, page view {index + 1} (model {model})"
-                    assert _text(view.locator(CAPTION)) == f"Figure: {caption}", f"{where}: not its stored state"
-                    shown = view.evaluate(DISCONNECTED_JS)
-                    assert not shown, f"{where}: marked disconnected though it works without a kernel: {shown}"
-                    ranges = view.locator("input[type=range]")
-                    for number in range(ranges.count()):
-                        step_both_ways(page, ranges.nth(number))  # each key: the view answers, with no kernel
-                    switches = view.locator(SWITCHES).filter(has_text="Redis")
-                    for number in range(switches.count()):
-                        switch = switches.nth(number).locator("input")
-                        if switch.is_enabled():  # (off by design in a view made without a demo queue)
-                            _pressed_with_no_kernel(view, switch, _text(switches.nth(number)), where,
-                                                    runs_on_redis=True)
-                            assert not switch.is_checked(), f"{where}: a switch stayed on with no kernel"
-                    buttons = view.locator("button:not([aria-pressed]):visible")  # actions, not a guess's choices
-                    for number in range(buttons.count()):
-                        button = buttons.nth(number)
-                        if button.is_enabled():  # (one may be off until a guess, which another button makes)
-                            label = _text(button)
-                            _pressed_with_no_kernel(view, button, label, where, runs_on_redis="Redis" in label)
-                problems = check_page(page, SCREENSHOTS, f"page-views-first-open-{Path(name).stem}", watch,
-                                      prepare=close_lab_sidebar)
-                assert not problems, f"{name} before any cell ran:\n" + "\n".join(problems)
-        finally:
-            lab.delete_sessions()  # JupyterLab started a kernel for the notebook: the next one starts fresh
-
-    @pytest.mark.parametrize("case", LIVE_VIEWS, ids=_id)  # the other views send only from their buttons
-    def test_a_drag_costs_the_kernel_nothing(self, lab, served, page, case):
-        """After Run All: 50 moves with live off send the kernel no comm_msg; with live on, 50
-        quick moves send about four a second, and the last position is among them."""
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_notebook(self, lab, served, page, name):
         frames = _kernel_frames(page)  # before the page opens its kernel's websocket
+        # no tolerance before Run All where page views are stored: one needs no kernel to render
+        watch = Watch(page) if name in FIRST_OPEN else Watch(page, upstream_console=STORED_VIEW_ERRORS)
         try:
-            with shot_on_failure(page, f"page-views-drag-{_id(case)}"):
-                _open_in_lab(page, lab, case.notebook)
-                _run_all_in_lab(page, case.notebook)
-                _wait_views_rendered(page, f"JupyterLab {case.notebook}")
-                _error_free(page, f"JupyterLab {case.notebook}")
-                _wait_painted(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)"), f"JupyterLab {case.notebook}")
-                view = page.locator(case.selector).first
-                view.scroll_into_view_if_needed()
-
-                since = len(frames)
-                caption = _text(view.locator(CAPTION))
-                view.evaluate(MOVES_JS, 5)
-                assert _text(view.locator(CAPTION)) != caption, f"{case.css}: 50 moves left the caption as it was"
-                time.sleep(3 * COALESCE_S)  # a send held back to coalesce would be out by now: absence has no event
-                sent = _comm_msgs(frames, since)
-                assert not sent, f"{case.css}: 50 moves with live off sent the kernel {len(sent)} comm_msg: {sent[:2]}"
-
-                if case.live_line is None:
-                    return
-                switch = view.locator(SWITCHES).filter(has_text="Redis").locator("input").first
-                switch.click()
-                answer = view.locator(".emq-status").filter(has_text="stored: equal")
-                wait_until(lambda: answer.count(), 60, lambda: (
-                    f"{case.css}: live on never showed Redis's answer: {view.locator('.emq-status').all_inner_texts()}"))
-                since = len(frames)
-                before, final, took_ms = view.evaluate(MOVES_JS, 20)  # 50 moves in about a second
-                wanted = case.live_line(final)
-                lines = view.locator(".emq-status")
-                wait_until(lambda: any(text.strip().endswith(wanted) for text in lines.all_inner_texts()), 60, lambda: (
-                    f"{case.css}: the last position {final} never got its live line ...{wanted!r}: "
-                    f"{lines.all_inner_texts()}"))
-                sent = _comm_msgs(frames, since)
-                # about one send per 250 ms while the moves last, the first at once and the last after them
-                allowed = math.ceil(took_ms / 1000 / COALESCE_S) + 2
-                print(f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg (allowed {allowed})")
-                assert 1 <= len(sent) <= allowed, (
-                    f"{case.css}: 50 moves in {took_ms:.0f} ms sent {len(sent)} comm_msg, not about four a second")
-                heard = _as_the_kernel_heard(before, sent)
-                assert heard == final, f"{case.css}: the kernel was last sent {heard}, the page ended at {final}"
-                switch.click()  # live off again: the kernel's line goes with it
-                _error_free(page, f"JupyterLab {case.notebook}, after the moves")
+            with shot_on_failure(page, f"lab-{name}"):
+                _open_in_lab(page, lab, name)
+                if name in FIRST_OPEN:
+                    _alive_on_first_open(page, lab, name, watch)
+                # Run All replaces the stored views: their models may go before a view lets go of them
+                watch.upstream_console = STORED_VIEW_ERRORS
+                run_all_and_check_in_lab(page, name, watch)
+                for case in LIVE_VIEWS:
+                    if case.notebook == name:
+                        _a_drag_costs_the_kernel_nothing(page, case, frames)
         finally:
-            lab.delete_sessions()  # the next test gets a fresh kernel
+            lab.delete_sessions()  # the next notebook gets a fresh kernel
             # Run All left the served copy changed if JupyterLab saved it: the next test opens it as shipped
-            shutil.copy(NOTEBOOK_DIR / case.notebook, served / case.notebook)
+            shutil.copy(NOTEBOOK_DIR / name, served / name)
+        assert lab.sessions() == []
 
 
 # -- the offline page ------------------------------------------------------------------------------------------
