@@ -44,7 +44,8 @@ offline pages only.
 
 Then ``echomq-viz export --no-execute`` writes the offline pages of the
 notebooks as stored, and each one is opened from disk with every network
-request refused: widgets and figures render, every ipywidgets control is
+request refused (:func:`check_offline_page`, called by test_page_views.py's
+``TestOnTheOfflinePage``): widgets and figures render, every ipywidgets control is
 visibly switched off while the page views' own controls move, and the notice
 at the top says which figures move (``export.notice_html``).
 
@@ -52,8 +53,9 @@ axe-core (``npm pack axe-core@4``, cached like the export's JavaScript)
 checks every app page and every offline page: no critical and no serious
 accessibility violation.
 
-One class per front end (``TestVoila``, ``TestNotebook7``, ``TestOfflinePages``
-here, JupyterLab's in test_page_views.py): pytest-xdist (``--dist=loadscope``) hands a whole class
+One class per front end (``TestVoila`` and ``TestNotebook7`` here; JupyterLab's and
+the offline pages' in test_page_views.py, whose checks ride on the same page
+loads): pytest-xdist (``--dist=loadscope``) hands a whole class
 to one worker, which starts that front end's server once for the class
 (class-scoped fixtures: stopped when its class is done, not left running
 beside the next front end) and one browser for the module. Every check of a
@@ -1111,84 +1113,65 @@ def _check_switched_off(tab, name: str) -> None:
         assert readout.inner_text() == before, f"{name}: '{_slider_label(slider)}' moved on a page that cannot recompute"
 
 
-class TestOfflinePages:
-    """``echomq-viz export``, and every page it writes opened from disk."""
+def offline_tab(browser):
+    """A tab of a context that refuses every request to the network, and the list of what it asked."""
+    context = browser.new_context(viewport=VIEWPORT)
+    asked: list[str] = []
 
-    def test_export_writes_every_notebook_and_no_remote_script(self, exported):
-        pages = sorted(path.name for path in exported.glob("*.html"))
-        assert pages == sorted([Path(name).stem + ".html" for name in NOTEBOOKS] + ["index.html"])  # + the cards
-        # the widget manager, and the front end of every widget module a stored notebook uses
-        # beyond ipywidgets' own (anywidget for the page views, ipympl for a canvas): else its
-        # page would ask a CDN for it, and show a broken widget offline
-        needed = {"static/embed-amd.js", "static/require.js"}
-        for name in NOTEBOOKS:
-            state = nbformat.read(NOTEBOOK_DIR / name, as_version=4).metadata.get("widgets", {}).get(
-                "application/vnd.jupyter.widget-state+json", {}).get("state", {})
-            needed |= {f"static/{model['model_module']}/index.js" for model in state.values()
-                       if not model["model_module"].startswith("@jupyter-widgets/")}
-        for name in sorted(needed):
-            assert (exported / name).is_file() and (exported / name).stat().st_size > 10_000, \
-                f"{name} is not shipped beside the pages"
-        assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
-        for path in exported.glob("*.html"):
-            sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
-            remote = [src for src in sources if re.match(r"(https?:)?//", src)]
-            assert not remote, f"{path.name} loads scripts from the network: {remote}"
+    def refuse(route):
+        asked.append(route.request.url)
+        route.abort()
 
-    @pytest.mark.parametrize("name", NOTEBOOKS)
-    def test_page_renders_offline(self, browser, exported, axe_script, name):
-        context = browser.new_context(viewport=VIEWPORT)
-        asked: list[str] = []
+    context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
+    return context, context.new_page(), asked
 
-        def refuse(route):
-            asked.append(route.request.url)
-            route.abort()
 
-        context.route(re.compile(r"^(https?|wss?|ftp):"), refuse)
-        tab = context.new_page()
-        watch = Watch(tab)
-        missing: list[str] = []
-        tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
-        try:
-            tab.goto((exported / f"{Path(name).stem}.html").as_uri())
-            # the widget manager puts each view beside its script, in a .widget-subarea
-            wait_until(lambda: tab.evaluate(
-                """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
-                     .every(s => s.parentElement.querySelector('.widget-subarea > *'))"""), 30,
-                f"{name}: not every widget view rendered offline")
-            _wait_painted(tab.locator("body"), f"offline {name}")
-            assert tab.get_by_text("Error displaying widget").count() == 0
-            assert tab.locator(".jupyter-widgets-error-widget").count() == 0, (
-                f"{name}: a widget failed to render offline (its module not shipped?): {watch.problems()}")
-            if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
-                assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
-                                    ".then(faces => faces.some(face => face.status === 'loaded'))"), \
-                    f"{name}: the icon font did not load from disk"
-            if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
-                assert tab.locator(SLIDERS).count() >= MUST_HAVE[name]["sliders"]
-            if name in MUST_HAVE:
-                assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
-            notice = tab.locator("main > .echomq-viz-snapshot")
-            assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
-            # which figures move and which are stills, as this notebook's stored views have it
-            assert notice.inner_html() == notice_html(nbformat.read(NOTEBOOK_DIR / name, as_version=4))
-            assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
-                == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
-            _check_switched_off(tab, name)
-            _check_page_views_move(tab, name)
-            answers_one_step_away(tab, name, "offline")
-            assert_figures_named(tab, f"offline {name}")
-            assert_accessible(tab, axe_script, f"offline {name}")
-            screenshot(tab, "offline", name)
-            # at 1400x900 and 1024x768: nothing wider than its output, figures at full size, labels that read;
-            # other hosts are refused above and listed by `asked` (MathJax's CDN allowed there)
-            watch.foreign.clear()
-            problems = check_page(tab, SCREENSHOTS, f"offline-{Path(name).stem}", watch)
-            assert not problems, f"offline {name}:\n" + "\n".join(problems)
-            if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
-                # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
-                asked = [url for url in asked if "mathjax" not in url.lower()]
-            assert not asked, f"{name} asked the network for {asked}"
-            assert not missing, f"{name} looked for files the export did not write: {missing}"
-        finally:
-            context.close()
+def check_offline_page(tab, exported: Path, axe_script: Path, name: str, watch: Watch, asked: list[str]) -> None:
+    """The offline page of ``name`` (``echomq-viz export``), opened from disk in ``tab`` (from
+    :func:`offline_tab`) with every network request refused: every view renders, the notice at the
+    top says which figures move, every ipywidgets control is switched off and every page view's
+    range moves, each answer is one click away, axe-core finds nothing severe, the layout holds at
+    two sizes. The test is test_page_views.py's ``TestOnTheOfflinePage``: the same load then
+    holds each page view to Python's numbers."""
+    missing: list[str] = []
+    tab.on("requestfailed", lambda request: request.url.startswith("file:") and missing.append(request.url))
+    tab.goto((exported / f"{Path(name).stem}.html").as_uri())
+    # the widget manager puts each view beside its script, in a .widget-subarea
+    wait_until(lambda: tab.evaluate(
+        """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+             .every(s => s.parentElement.querySelector('.widget-subarea > *'))"""), 30,
+        f"{name}: not every widget view rendered offline")
+    _wait_painted(tab.locator("body"), f"offline {name}")
+    assert tab.get_by_text("Error displaying widget").count() == 0
+    assert tab.locator(".jupyter-widgets-error-widget").count() == 0, (
+        f"{name}: a widget failed to render offline (its module not shipped?): {watch.problems()}")
+    if tab.locator(".widget-button i.fa").count():  # button icons come from local fonts
+        assert tab.evaluate("() => document.fonts.load('900 14px \"Font Awesome 5 Free\"')"
+                            ".then(faces => faces.some(face => face.status === 'loaded'))"), \
+            f"{name}: the icon font did not load from disk"
+    if name in MUST_HAVE and "sliders" in MUST_HAVE[name]:
+        assert tab.locator(SLIDERS).count() >= MUST_HAVE[name]["sliders"]
+    if name in MUST_HAVE:
+        assert len(tab.locator("body").evaluate(FIGURES_JS)) >= 1, f"{name}: no figure offline"
+    notice = tab.locator("main > .echomq-viz-snapshot")
+    assert notice.count() == 1 and notice.is_visible(), f"{name}: no snapshot notice at the top"
+    # which figures move and which are stills, as this notebook's stored views have it
+    assert notice.inner_html() == notice_html(nbformat.read(NOTEBOOK_DIR / name, as_version=4))
+    assert tab.evaluate("() => document.querySelector('main').firstElementChild.className") \
+        == "echomq-viz-snapshot", f"{name}: the notice is not the first thing on the page"
+    _check_switched_off(tab, name)
+    _check_page_views_move(tab, name)
+    answers_one_step_away(tab, name, "offline")
+    assert_figures_named(tab, f"offline {name}")
+    assert_accessible(tab, axe_script, f"offline {name}")
+    screenshot(tab, "offline", name)
+    # at 1400x900 and 1024x768: nothing wider than its output, figures at full size, labels that read;
+    # other hosts are refused above and listed by `asked` (MathJax's CDN allowed there)
+    watch.foreign.clear()
+    problems = check_page(tab, SCREENSHOTS, f"offline-{Path(name).stem}", watch)
+    assert not problems, f"offline {name}:\n" + "\n".join(problems)
+    if "MathJax.js" in (exported / f"{Path(name).stem}.html").read_text(encoding="utf-8"):
+        # a notebook with maths still asks MathJax's CDN (optional: the TeX shows as text)
+        asked = [url for url in asked if "mathjax" not in url.lower()]
+    assert not asked, f"{name} asked the network for {asked}"
+    assert not missing, f"{name} looked for files the export did not write: {missing}"

@@ -2,7 +2,8 @@
 the kernel a notebook runs in, on Unix sockets in a folder of its own.
 
 The offline pages themselves are opened in a real browser in
-``test_browser.py`` (``TestOfflinePages``); here a local tarball stands in for
+``test_page_views.py`` (``TestOnTheOfflinePage``, with ``test_browser.check_offline_page``);
+here a local tarball stands in for
 ``npm pack``, so nothing needs the network.
 """
 

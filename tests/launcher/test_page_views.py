@@ -22,15 +22,17 @@ every front end; here, in Debian's Chromium with its fixtures and helpers:
   moves send about four a second, the last position always among them (the
   final live line is Redis's answer for it).
 
-In JupyterLab one page load per notebook serves all its checks
-(``TestInJupyterLab``, every notebook in ``notebooks/``, found as
-``test_browser.py`` finds them): first as stored, where its outputs show a
-page view; then Run All and the checks every front end gets
-(``test_browser.run_all_and_check_in_lab``); then the drag's cost, for each
-page view with a live switch. Each JupyterLab load costs seconds of a core,
-so none is made twice. The other checks are data-driven: :data:`PAGE_VIEWS`
-says, per page view, where it is and how Python draws it at a position (a
-:class:`PageViewCase`); a view is added there by one line.
+One page load per notebook and front end serves all its checks, these and
+the ones every front end gets, so no load is made twice (each costs seconds
+of a core): in JupyterLab (``TestInJupyterLab``, every notebook in
+``notebooks/``, found as ``test_browser.py`` finds them) first as stored,
+where its outputs show a page view, then Run All and
+``test_browser.run_all_and_check_in_lab``, then the drag's cost for each page
+view with a live switch; on the offline pages (``TestOnTheOfflinePage``)
+``test_browser.check_offline_page``, then parity. Parity and the drag are
+data-driven: :data:`PAGE_VIEWS` says, per page view, where it is and how
+Python draws it at a position (a :class:`PageViewCase`); a view is added
+there by one line.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import nbformat
 import pytest
 
 from echomq_viz.core.score import COUNTER_MASK, TIER_SPAN, priority_score
@@ -54,9 +57,9 @@ from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
 from echomq_viz.widgets.hero import HeroView
 from page_runner import page_calls
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
-from test_browser import (  # noqa: F401 (browser, served, lab, page, exported: test_browser's fixtures)
-    CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, VIEWPORT, _error_free, browser, exported, lab, page,
-    run_all_and_check_in_lab, served, shot_on_failure, step_both_ways, wait_until)
+from test_browser import (  # noqa: F401 (browser, served, lab, page, exported, axe_script: test_browser's fixtures)
+    CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, _error_free, axe_script, browser, check_offline_page,
+    exported, lab, offline_tab, page, run_all_and_check_in_lab, served, shot_on_failure, step_both_ways, wait_until)
 from conftest import wait_until as holds_within  # True or False at the deadline (test_browser's raises)
 from test_cli import TOKEN
 
@@ -459,45 +462,74 @@ class TestInJupyterLab:
 # -- the offline page ------------------------------------------------------------------------------------------
 
 
-class TestOnTheOfflinePage:
-    """The page views of ``echomq-viz export``'s pages, which draw with no kernel at all."""
+def _draws_what_python_computes(tab, case: PageViewCase, tmp_path: Path) -> None:
+    """At each position its controls are moved to, the view's readout, caption and drawing
+    equal Python's for that position, and the drawing, redrawn part by part as the ranges
+    moved, is node for node the still of Python's state (what a stored notebook shows)."""
+    view = tab.locator(case.selector).first
+    view.wait_for()
+    view.scroll_into_view_if_needed()
+    for number, position in enumerate(case.positions):
+        _set(tab, view, case, position, typed=number % 2 == 1)
+        if case.press_after:
+            view.get_by_role("button", name=case.press_after).click()
+        python = case.python(**position)
+        where = f"{case.css} at {position}"
+        for name, value in position.items():  # each range's own readout
+            shown = view.get_by_role("slider", name=name, exact=True).evaluate(
+                "r => r.parentElement.querySelector(`output[for='${r.id}']`).textContent")
+            assert shown == case.readout(name, value), f"{where}: {name} reads {shown!r}"
+        if hasattr(python, "readout_text"):
+            assert view.locator(".emq-readout").inner_text() == python.readout_text(), f"{where}: the readout"
+        assert _text(view.locator(CAPTION)) == f"Figure: {python.describe()}", f"{where}: the caption"
+        svg = view.locator(".emq-figure svg")
+        assert svg.locator("title").text_content() == python.describe(), f"{where}: the figure's title"
+        problems = case.drawn(svg.evaluate(DRAWN_JS), position)
+        assert not problems, f"{where}: " + "; ".join(problems)
+        state = {name: value for name, value in python.figure.get_state().items() if not name.startswith("_")}
+        [still] = page_calls(python.figure.module, [("still", state)], tmp_path)
+        differs = svg.evaluate(SAME_AS_STILL_JS, still)
+        assert not differs, f"{where}: the drawing is not the still of Python's state: {differs}"
 
-    @pytest.mark.parametrize("case", PAGE_VIEWS, ids=_id)
-    def test_the_page_draws_what_python_computes(self, browser, exported, case, tmp_path):
-        """At each position its controls are moved to, the view's readout, caption and drawing
-        equal Python's for that position, and the drawing, redrawn part by part as the ranges
-        moved, is node for node the still of Python's state (what a stored notebook shows)."""
-        context = browser.new_context(viewport=VIEWPORT)
-        context.route(re.compile(r"^(https?|wss?|ftp):"), lambda route: route.abort())  # no kernel, no network
-        tab = context.new_page()
+
+class TestOnTheOfflinePage:
+    """``echomq-viz export --no-execute``'s pages, which draw with no kernel at all: each opened from
+    disk once, with every network request refused, for the checks every offline page gets
+    (``test_browser.check_offline_page``) and then, for each of its page views in :data:`PAGE_VIEWS`,
+    the page's numbers and drawing against Python's (:func:`_draws_what_python_computes`)."""
+
+    def test_export_writes_every_notebook_and_no_remote_script(self, exported):
+        pages = sorted(path.name for path in exported.glob("*.html"))
+        assert pages == sorted([Path(name).stem + ".html" for name in NOTEBOOKS] + ["index.html"])  # + the cards
+        # the widget manager, and the front end of every widget module a stored notebook uses
+        # beyond ipywidgets' own (anywidget for the page views, ipympl for a canvas): else its
+        # page would ask a CDN for it, and show a broken widget offline
+        needed = {"static/embed-amd.js", "static/require.js"}
+        for name in NOTEBOOKS:
+            state = nbformat.read(NOTEBOOK_DIR / name, as_version=4).metadata.get("widgets", {}).get(
+                "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+            needed |= {f"static/{model['model_module']}/index.js" for model in state.values()
+                       if not model["model_module"].startswith("@jupyter-widgets/")}
+        for name in sorted(needed):
+            assert (exported / name).is_file() and (exported / name).stat().st_size > 10_000, \
+                f"{name} is not shipped beside the pages"
+        assert list((exported / "@jupyter-widgets/html-manager/dist").glob("*.woff2")), "no icon fonts"
+        for path in exported.glob("*.html"):
+            sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", path.read_text(encoding="utf-8"))
+            remote = [src for src in sources if re.match(r"(https?:)?//", src)]
+            assert not remote, f"{path.name} loads scripts from the network: {remote}"
+
+    @pytest.mark.parametrize("name", NOTEBOOKS)
+    def test_page_renders_offline_and_draws_what_python_computes(self, browser, exported, axe_script, name,
+                                                                  tmp_path):
+        context, tab, asked = offline_tab(browser)
         watch = Watch(tab)
         try:
-            with shot_on_failure(tab, f"page-views-parity-{_id(case)}"):
-                tab.goto((exported / f"{Path(case.notebook).stem}.html").as_uri())
-                view = tab.locator(case.selector).first
-                view.wait_for()
-                view.scroll_into_view_if_needed()
-                for number, position in enumerate(case.positions):
-                    _set(tab, view, case, position, typed=number % 2 == 1)
-                    if case.press_after:
-                        view.get_by_role("button", name=case.press_after).click()
-                    python = case.python(**position)
-                    where = f"{case.css} at {position}"
-                    for name, value in position.items():  # each range's own readout
-                        shown = view.get_by_role("slider", name=name, exact=True).evaluate(
-                            "r => r.parentElement.querySelector(`output[for='${r.id}']`).textContent")
-                        assert shown == case.readout(name, value), f"{where}: {name} reads {shown!r}"
-                    if hasattr(python, "readout_text"):
-                        assert view.locator(".emq-readout").inner_text() == python.readout_text(), f"{where}: the readout"
-                    assert _text(view.locator(CAPTION)) == f"Figure: {python.describe()}", f"{where}: the caption"
-                    svg = view.locator(".emq-figure svg")
-                    assert svg.locator("title").text_content() == python.describe(), f"{where}: the figure's title"
-                    problems = case.drawn(svg.evaluate(DRAWN_JS), position)
-                    assert not problems, f"{where}: " + "; ".join(problems)
-                    state = {name: value for name, value in python.figure.get_state().items() if not name.startswith("_")}
-                    [still] = page_calls(python.figure.module, [("still", state)], tmp_path)
-                    differs = svg.evaluate(SAME_AS_STILL_JS, still)
-                    assert not differs, f"{where}: the drawing is not the still of Python's state: {differs}"
-            assert not watch.problems(), f"{case.css} offline:\n" + "\n".join(watch.problems())
+            with shot_on_failure(tab, f"offline-{name}"):
+                check_offline_page(tab, exported, axe_script, name, watch, asked)
+                for case in PAGE_VIEWS:
+                    if case.notebook == name:
+                        _draws_what_python_computes(tab, case, tmp_path)
+            assert not watch.problems(), f"offline {name}:\n" + "\n".join(watch.problems())
         finally:
             context.close()
