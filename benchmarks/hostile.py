@@ -62,7 +62,8 @@ for path in (ROOT, ROOT / "benchmarks"):
         sys.path.insert(0, str(path))
 
 from echomq_viz.redis_side.acl import add_student  # noqa: E402
-from echomq_viz.redis_side.owners import clean_orphans, namespace_of  # noqa: E402
+from echomq_viz.redis_side.demo_keys import namespace_of  # noqa: E402
+from echomq_viz.redis_side.owners import clean_orphans  # noqa: E402
 from echomq_viz.redis_side.server import RedisServer  # noqa: E402
 
 GOALS = {"hostile_gated_p95_ratio": ("<=", 1.2), "hostile_gated_others_lost": ("<=", 0),
@@ -123,7 +124,7 @@ def _hostile(url: str, space: str, schedule: list[tuple[float, float, str]], res
     from echomq_viz.experiments.live import Demo
     from echomq_viz.redis_side.functions import function_name
     from echomq_viz.redis_side.lua_loader import load_scripts
-    from echomq_viz.redis_side.owners import lease_key
+    from echomq_viz.redis_side.demo_keys import lease_key
     from echomq_viz.redis_side.server import connect
 
     client = connect(url)

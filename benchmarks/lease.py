@@ -38,7 +38,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from echomq_viz.experiments.live import clean_orphans  # noqa: E402
-from echomq_viz.redis_side.owners import ENV_LEASE, lease_key  # noqa: E402
+from echomq_viz.redis_side.demo_keys import lease_key  # noqa: E402
+from echomq_viz.redis_side.owners import ENV_LEASE  # noqa: E402
 from echomq_viz.redis_side.server import RedisServer  # noqa: E402
 
 GOALS = {"lease_lapse_keys_lost": ("<=", 0), "restart_gap_keys_lost": ("<=", 0)}

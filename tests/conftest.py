@@ -50,7 +50,8 @@ sys.path[1:1] = [str(folder) for folder in sorted(Path(__file__).parent.iterdir(
 from foreign_data import Planted
 from echomq_viz.redis_side import server as server_mod
 from echomq_viz.core.keys import QueueContext
-from echomq_viz.redis_side.owners import lease_key, this_owner
+from echomq_viz.redis_side.demo_keys import lease_key
+from echomq_viz.redis_side.owners import this_owner
 from echomq_viz.redis_side.scripts import Scripts
 
 try:

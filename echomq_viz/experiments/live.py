@@ -23,9 +23,8 @@ from redis.exceptions import RedisError
 from echomq_viz.core.checks import check_int, check_str, check_text, describe
 from echomq_viz.core.keys import MAX_NAME_LENGTH, Keys, QueueContext
 from echomq_viz.core.notation import power_minus
-from echomq_viz.redis_side.owners import (
-    DEMO_PREFIX, OWNER_MARK, LeaseLost, OneLineError, check_client, claim, clean_orphans,
-)
+from echomq_viz.redis_side.demo_keys import DEMO_PREFIX, OWNER_MARK
+from echomq_viz.redis_side.owners import LeaseLost, OneLineError, check_client, claim, clean_orphans
 from echomq_viz.redis_side.redis_errors import one_line
 from echomq_viz.core.score import COUNTER_MASK, PRIORITY_LIMIT, TIER_SPAN, split_stored
 from echomq_viz.redis_side.scripts import (

@@ -1,8 +1,8 @@
 """A Redis user per student, so nobody's code reaches another's queues.
 
 On one shared Redis, a kernel logged in as a user of its own names its demo
-queues after that user (:func:`echomq_viz.redis_side.owners.namespace_of`), and the user
-may touch only keys of that namespace (:func:`echomq_viz.redis_side.owners.key_pattern`):
+queues after that user (:func:`echomq_viz.redis_side.demo_keys.namespace_of`), and the user
+may touch only keys of that namespace (:func:`echomq_viz.redis_side.demo_keys.key_pattern`):
 student A's code gets NOPERM on B's jobs and lease, whatever it types.
 
 :func:`add_student` creates or updates such a user from an operator's
@@ -45,7 +45,8 @@ from echomq_viz.redis_side.caps import DEFAULT_CAPS, JobCaps, caps_key, clear_ca
 from echomq_viz.redis_side.functions import (
     check_version, function_name, load_library, loaded_functions, package_sources,
 )
-from echomq_viz.redis_side.owners import check_client, key_pattern, namespace_of
+from echomq_viz.redis_side.demo_keys import key_pattern, namespace_of
+from echomq_viz.redis_side.owners import check_client
 
 __all__ = ["STUDENT_RULES", "STUDENT_WRITES", "student_rules", "add_student", "student_url", "remove_student",
            "write_student_url", "ensure_library", "check_gate"]

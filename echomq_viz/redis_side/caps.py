@@ -24,7 +24,7 @@ from typing import Any
 
 from echomq_viz.core.checks import check_int
 from echomq_viz.redis_side.functions import MAX_ARG_BYTES
-from echomq_viz.redis_side.owners import key_pattern
+from echomq_viz.redis_side.demo_keys import key_pattern
 
 __all__ = ["JobCaps", "DEFAULT_CAPS", "CAP_LIMITS", "caps_key", "set_caps", "read_caps", "clear_caps"]
 
@@ -67,7 +67,7 @@ DEFAULT_CAPS = JobCaps()
 
 
 def caps_key(namespace: str | None = None) -> str:
-    """Where a student's caps live (``namespace``: :func:`echomq_viz.redis_side.owners.namespace_of`
+    """Where a student's caps live (``namespace``: :func:`echomq_viz.redis_side.demo_keys.namespace_of`
     of their Redis user), or, without one, the server's."""
     if namespace is None:
         return "emq:caps"

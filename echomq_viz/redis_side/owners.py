@@ -7,9 +7,10 @@ The owner's lease key, renewed by a daemon thread, says the process lives.
 
 Namespaces: on a Redis user other than ``default`` (one made by
 :mod:`echomq_viz.redis_side.acl`, one per student), the token starts with that user's
-name, escaped (:func:`namespace_of`): ``emq:{viz-01-score@alice.3fa9c1d2}:pc``.
-One ACL key pattern, :func:`key_pattern`, then covers exactly one user's
-demo keys and leases, and no other user's, even one whose name is a prefix.
+name, escaped: ``emq:{viz-01-score@alice.3fa9c1d2}:pc``. One ACL key pattern
+then covers exactly one user's demo keys and leases, and no other user's, even
+one whose name is a prefix. The keys' names, and the scan that finds them, are
+:mod:`echomq_viz.redis_side.demo_keys`.
 A process that exits deletes its demo keys and lease; :func:`clean_orphans`
 removes the keys of one that died without exiting, once its lease expired.
 
@@ -40,19 +41,13 @@ from typing import Any, Callable
 
 from redis.exceptions import ConnectionError as LostConnection, NoPermissionError, ResponseError
 
-from echomq_viz.core.checks import check_str
-from echomq_viz.core.keys import MAX_NAME_LENGTH
+from echomq_viz.redis_side.demo_keys import (
+    NAMESPACE_MARK, SCAN_BATCH, lease_key, namespace_of, owners_named_in, registry_key, scan_batches, scan_demo_keys)
 from echomq_viz.redis_side.functions import FunctionMissing, ScriptCall, cached_functions
 
-__all__ = ["DEMO_PREFIX", "OWNER_MARK", "LEASE_SECONDS", "ENV_LEASE", "LeaseLost", "DemoKeysForbidden",
-           "lease_key", "registry_key", "claim", "clean_orphans", "check_client", "other_owners_in", "this_owner",
-           "namespace_of", "key_pattern"]
+__all__ = ["LEASE_SECONDS", "ENV_LEASE", "LeaseLost", "DemoKeysForbidden", "claim", "clean_orphans", "check_client",
+           "other_owners_in", "this_owner"]
 
-DEMO_PREFIX = "viz-"
-OWNER_MARK = "@"  # between a demo queue's base name and its owner's token
-NAMESPACE_MARK = "."  # between a namespace and the random part of a token; never in a namespace
-MAX_NAMESPACE = 24  # escaped; a longer one is shortened with a hash (see namespace_of)
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 ENV_LEASE = "ECHOMQ_VIZ_LEASE_SECONDS"
 LEASE_RANGE = (1.0, 3600.0)
 LONGEST_LEASE_MS = int(LEASE_RANGE[1] * 1000)  # a lease without expiry, or a longer one, was written by hand
@@ -74,26 +69,12 @@ def lease_seconds(environ=os.environ) -> float:
 
 LEASE_SECONDS = lease_seconds()  # an owner's keys turn orphan this long after its last renewal
 
-_TOKEN_TEXT = r"(?:[a-z0-9-]{1,%d}\.)?[0-9a-f]{8}" % MAX_NAMESPACE  # [<namespace>.]<8 hex digits>
-_TOKEN = re.compile(_TOKEN_TEXT)
-# A demo key: emq:{viz-<base>@<token>}:..., the base as QueueContext allows it, without '@'.
-_DEMO_KEY = re.compile(r"emq:\{(viz-[^{}:@\s\x00-\x1f\x7f]+@(%s))\}:" % _TOKEN_TEXT)
-# Any text naming an owner's queue or lease (an empty base too: the lease), for other_owners_in.
-_DEMO_NAME = re.compile(r"(viz-[^{}:@\s\x00-\x1f\x7f]*@(%s))" % _TOKEN_TEXT)
-_SCAN_BATCH = 1000
 _LUA = Path(__file__).resolve().parents[1] / "lua" / "owners"
 if not _LUA.is_dir():  # a source checkout keeps lua/ at the top level
     _LUA = Path(__file__).resolve().parents[2] / "lua" / "owners"
 _RENEW = (_LUA / "renewLease-1.lua").read_text(encoding="utf-8")
 _TAKE = (_LUA / "takeLease-1.lua").read_text(encoding="utf-8")
 _UNLINK_ORPHANED = (_LUA / "unlinkOrphaned-N.lua").read_text(encoding="utf-8")
-# The keys of an owner itself: its lease, and the count of its queues' jobs where caps hold
-# (lua/includes/checkJobCap.lua); a student's count, '<namespace>.registry', outlives each kernel.
-_OWNER_KEY = re.compile(r"emq:\{viz-@(%s)\}:(?:lease|queues)\Z" % _TOKEN_TEXT)
-_STUDENT_REGISTRY = re.compile(r"emq:\{viz-@[a-z0-9-]{1,%d}\.registry\}:queues\Z" % MAX_NAMESPACE)
-# Any key some student's ACL pattern (key_pattern) lets it write: one that is none of the above
-# was written by hand, not by the package, and clean takes it at once.
-_IN_A_NAMESPACE = re.compile(rb"emq:\{viz-.*@[a-z0-9-]{1,%d}\.[\s\S]{8}\}:" % MAX_NAMESPACE, re.S)
 
 
 class OneLineError:
@@ -111,53 +92,6 @@ class LeaseLost(OneLineError, RuntimeError):
 
 class DemoKeysForbidden(OneLineError, PermissionError):
     """The Redis user may not write demo keys; nothing was written."""
-
-
-def registry_key(token: str) -> str:
-    """Where caps hold, the count of the owner ``token``'s queues and jobs,
-    ``emq:{viz-@<token>}:queues`` (beside its lease), for an owner without a
-    namespace: a student's count is ``emq:{viz-@<namespace>.registry}:queues``."""
-    return lease_key(token)[:-len("lease")] + "queues"
-
-
-def lease_key(token: str) -> str:
-    """The key whose existence says the owner ``token`` lives,
-    ``emq:{viz-@<token>}:lease``: no demo queue's keys can match it, as a
-    demo name holds at least one character after ``viz-``."""
-    if not _TOKEN.fullmatch(check_str("owner token", token)):
-        raise ValueError(f"owner token must be 8 lowercase hex digits, after '<namespace>.' or not, "
-                         f"got {token!r}")
-    return f"emq:{{{DEMO_PREFIX}{OWNER_MARK}{token}}}:lease"
-
-
-def namespace_of(user: str) -> str:
-    """The namespace a Redis user's tokens start with: the name with every
-    character but ``a-z 0-9`` written as ``-`` and two or more hex digits
-    (``Alice@school.org`` -> ``-41lice-40school-2eorg``; beyond ASCII,
-    each byte of its UTF-8), so two names never share one, and it never holds ``.``, ``@`` or a glob character. Past
-    :data:`MAX_NAMESPACE` characters it is cut and ends in ``--`` and 8 hex
-    digits of its SHA-256 (``--`` never occurs in an escaped name)."""
-    import hashlib
-
-    check_str("user name", user, max_length=512)
-    raw = user.encode("utf-8", "surrogatepass")  # each byte escaped on its own: a fixed width, so one reading
-    escaped = "".join(chr(byte) if chr(byte) in _PLAIN else f"-{byte:02x}" for byte in raw)
-    if len(escaped) <= MAX_NAMESPACE:
-        return escaped
-    digest = hashlib.sha256(raw).hexdigest()[:8]
-    return f"{escaped[:MAX_NAMESPACE - 10].rstrip('-')}--{digest}"
-
-
-def key_pattern(namespace: str) -> str:
-    """The ACL key pattern of one namespace's demo keys and leases,
-    ``emq:{viz-*@<namespace>.????????}:*``. Its fixed end, ``.``, eight
-    characters and ``}:``, sits right before the only ``}`` of a demo key, so
-    the ``@`` before the namespace is the key's own: another namespace, even
-    one ending in this one, never matches."""
-    if not re.fullmatch(r"[a-z0-9-]{1,%d}" % MAX_NAMESPACE, check_str("namespace", namespace)):
-        raise ValueError(f"namespace must be what namespace_of gives (1..{MAX_NAMESPACE} of a-z 0-9 -), "
-                         f"got {namespace!r}")
-    return f"emq:{{{DEMO_PREFIX}*{OWNER_MARK}{namespace}{NAMESPACE_MARK}????????}}:*"
 
 
 def _user_namespace(client: Any) -> str | None:
@@ -252,22 +186,10 @@ class _Server:
             node.connection_pool.disconnect()
 
 
-def _demo_owner(key: bytes) -> tuple[str, str] | None:
-    """``(queue, token)`` of a demo key; None for any other key."""
-    try:
-        match = _DEMO_KEY.match(key.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
-    if match is None or len(match.group(1)) > MAX_NAME_LENGTH:
-        return None
-    return match.group(1), match.group(2)
-
-
 def other_owners_in(text: str) -> set[str]:
     """The owner tokens of other processes' demo queues that ``text`` (a
     key or key base) names: what a shared app must not let a visitor read."""
-    named = {match.group(2) for match in _DEMO_NAME.finditer(check_str("text", text, empty=True))}
-    return named - {this_owner()}
+    return owners_named_in(text) - {this_owner()}
 
 
 def this_owner() -> str:
@@ -276,46 +198,11 @@ def this_owner() -> str:
     return _OWNER.token
 
 
-def _scan_batches(node: Any, token_glob: str):
-    """Each SCAN batch of the keys of the owners ``token_glob`` matches, sorted
-    as ``(owners, leases, by_hand)``: the demo keys (and an owner's count of its
-    queues) as ``{token: {queue: [keys]}}``, the tokens whose lease was seen,
-    and the keys in a student's namespace that the package never writes."""
-    pattern = f"emq:{{{DEMO_PREFIX}*{OWNER_MARK}{token_glob}}}:*"  # no glob character in the fixed parts
-    cursor = None
-    while cursor != 0:
-        cursor, keys = node.scan(cursor or 0, match=pattern, count=_SCAN_BATCH)
-        owners: dict[str, dict[str, list[bytes]]] = {}
-        leases: set[str] = set()
-        by_hand: list[bytes] = []
-        for key in keys:
-            owner = _demo_owner(key)
-            if owner is not None:
-                owners.setdefault(owner[1], {}).setdefault(owner[0], []).append(key)
-                continue
-            text = key.decode("utf-8", "replace")
-            own = _OWNER_KEY.match(text)
-            if own is not None and text.endswith(":lease"):
-                leases.add(own.group(1))
-            elif own is not None:
-                owners.setdefault(own.group(1), {}).setdefault("", []).append(key)
-            elif not _STUDENT_REGISTRY.match(text) and _IN_A_NAMESPACE.match(key):
-                by_hand.append(key)
-        yield owners, leases, by_hand
-
-
-def _scan_demo_keys(node: Any, token_glob: str):
-    """Each SCAN batch's demo keys of the owners ``token_glob`` matches, as
-    ``{token: {queue: [keys]}}``."""
-    for owners, _, _ in _scan_batches(node, token_glob):
-        yield owners
-
-
 def _unlink_own_keys(server: _Server, token: str) -> int:
     """UNLINK every demo key of ``token``: one UNLINK per queue (one slot)."""
     removed = 0
     for node in server.nodes:
-        for owners in _scan_demo_keys(node, token):
+        for owners in scan_demo_keys(node, token):
             for queue_keys in owners.get(token, {}).values():
                 removed += node.unlink(*queue_keys)
     return removed
@@ -329,8 +216,8 @@ def _unlink_orphaned(server: _Server, node: Any, token: str, queues: dict[str, l
     if not server.cluster:  # the lease and the keys on one server: check and delete in one step
         keys = [key for queue_keys in queues.values() for key in queue_keys]
         script = ScriptCall(node, _UNLINK_ORPHANED)
-        return sum(script(keys=[lease, *keys[start:start + _SCAN_BATCH]], args=[LONGEST_LEASE_MS])
-                   for start in range(0, max(len(keys), 1), _SCAN_BATCH))
+        return sum(script(keys=[lease, *keys[start:start + SCAN_BATCH]], args=[LONGEST_LEASE_MS])
+                   for start in range(0, max(len(keys), 1), SCAN_BATCH))
     # On a cluster the lease sits in another slot, so this cannot be one step. It is
     # still sound: an owner never takes a lapsed lease back on a cluster (not even
     # after a node restarted), so a lease found absent stays absent for that token.
@@ -388,9 +275,9 @@ def clean_orphans(client: Any) -> int:
     removed = 0
     try:
         for node in server.nodes:
-            # _DEMO_KEY then keeps only real tokens; a student's user cleans only its own namespace
+            # demo_owner then keeps only real tokens; a student's user cleans only its own namespace
             glob = "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"
-            for owners, leases, by_hand in _scan_batches(node, glob):
+            for owners, leases, by_hand in scan_batches(node, glob):
                 for token, queues in owners.items():
                     removed += _unlink_orphaned(server, node, token, queues)
                 for token in leases - owners.keys():  # a lease written by hand goes even with no keys

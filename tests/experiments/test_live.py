@@ -18,7 +18,7 @@ from echomq_viz.experiments import live
 from echomq_viz.redis_side import owners
 from echomq_viz.core.keys import Keys
 from echomq_viz.experiments.live import Demo, clean_orphans, seeded_priorities
-from echomq_viz.redis_side.owners import lease_key
+from echomq_viz.redis_side.demo_keys import lease_key
 from echomq_viz.core.score import TIER_SPAN, priority_score, split_score
 from echomq_viz.redis_side.server import RedisServer, connect
 

@@ -726,7 +726,7 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
 @pytest.mark.slow
 def test_clean_removes_a_killed_kernels_demo_keys_and_nothing_else(redis_server, r, capsys, monkeypatch):
     from test_live import DemoProcess
-    from echomq_viz.redis_side.owners import lease_key
+    from echomq_viz.redis_side.demo_keys import lease_key
 
     r.set("emq:{orders}:pc", "7")
     with DemoProcess(redis_server.url, lease_seconds=1) as killed, \

@@ -17,7 +17,8 @@ import pytest
 from conftest import SERVER_KINDS, assert_refused, server_binary
 from echomq_viz.redis_side import server as server_mod
 from echomq_viz.redis_side._process import _running
-from echomq_viz.redis_side.owners import _demo_owner, lease_key, this_owner
+from echomq_viz.redis_side.demo_keys import demo_owner, lease_key
+from echomq_viz.redis_side.owners import this_owner
 from echomq_viz.peers import (closing_rows, closing_table, closing_table_html, correct_order, details, node_missing,
                               observe, observe_all, peer_makers, workload)
 from echomq_viz.peers.base import bytes_client
@@ -126,7 +127,7 @@ def test_every_key_written_is_a_demo_key_of_this_process(observed):
     runs, every_key, _ = observed
     owner = this_owner()
     for key in every_key - {lease_key(owner)}:
-        found = _demo_owner(key.encode("utf-8", "surrogateescape"))
+        found = demo_owner(key.encode("utf-8", "surrogateescape"))
         assert found is not None and found[1] == owner, f"{key!r} is no demo key of this process"
     for run in runs.values():
         assert all(key.startswith(f"emq:{{viz-10-{run.key}@{owner}}}:") for key in run.keys), run.key

@@ -19,7 +19,7 @@ import redis
 from conftest import one_clear_line
 from echomq_viz.redis_side.acl import add_student, remove_student, write_student_url
 from echomq_viz.experiments.live import clean_orphans
-from echomq_viz.redis_side.owners import key_pattern, lease_key, namespace_of
+from echomq_viz.redis_side.demo_keys import key_pattern, lease_key, namespace_of
 from echomq_viz.redis_side.server import RedisServer, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,7 +188,7 @@ def test_acl_add_writes_the_url_to_a_0600_file_and_never_shows_it(shared, operat
 
 def test_acl_add_writes_the_caps_it_is_given_and_refuses_caps_that_disagree(shared, operator, tmp_path):
     from echomq_viz.redis_side.caps import JobCaps, read_caps
-    from echomq_viz.redis_side.owners import namespace_of
+    from echomq_viz.redis_side.demo_keys import namespace_of
 
     env = {**os.environ, "REDIS_URL": shared.url, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "echomq_viz", "acl", "add", "judy", "--out", str(tmp_path / "judy.env")]

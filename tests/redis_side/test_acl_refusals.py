@@ -22,7 +22,7 @@ from echomq_viz.redis_side.acl import add_student, remove_student
 from echomq_viz.redis_side.caps import JobCaps
 from echomq_viz.redis_side.functions import LIBRARY, function_name
 from echomq_viz.redis_side.lua_loader import load_scripts
-from echomq_viz.redis_side.owners import lease_key, namespace_of
+from echomq_viz.redis_side.demo_keys import lease_key, namespace_of
 from echomq_viz.redis_side.server import RedisServer, connect
 
 ROOT = Path(__file__).resolve().parents[2]

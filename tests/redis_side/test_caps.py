@@ -13,7 +13,7 @@ from conftest import one_clear_line
 from echomq_viz.core.keys import Keys, QueueContext
 from echomq_viz.experiments.live import Demo
 from echomq_viz.redis_side.caps import DEFAULT_CAPS, JobCaps, caps_key, clear_caps, read_caps, set_caps
-from echomq_viz.redis_side.owners import registry_key
+from echomq_viz.redis_side.demo_keys import registry_key
 from echomq_viz.redis_side.scripts import BatchError, Scripts
 
 SMALL = JobCaps(queue_jobs=30, student_jobs=50, student_queues=3, job_bytes=64)

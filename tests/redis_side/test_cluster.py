@@ -391,7 +391,7 @@ def test_a_slot_outside_the_map_or_a_zero_node_timeout_is_refused():
 
 def test_clean_through_one_nodes_url_removes_orphans_on_every_node(clean: Cluster, capsys, monkeypatch):
     from echomq_viz.launcher.cli import main
-    from echomq_viz.redis_side.owners import lease_key
+    from echomq_viz.redis_side.demo_keys import lease_key
 
     # Demo queues of an owner with no lease (a killed kernel), one on each node; one with a live lease.
     orphans = {}

@@ -20,7 +20,8 @@ from conftest import assert_refused, one_clear_line
 from echomq_viz.redis_side import owners
 from echomq_viz.core.keys import Keys, QueueContext
 from echomq_viz.experiments.live import Demo, clean_orphans
-from echomq_viz.redis_side.owners import ENV_LEASE, DemoKeysForbidden, LeaseLost, lease_key, lease_seconds
+from echomq_viz.redis_side.demo_keys import lease_key
+from echomq_viz.redis_side.owners import ENV_LEASE, DemoKeysForbidden, LeaseLost, lease_seconds
 from echomq_viz.redis_side.scripts import BatchError
 from echomq_viz.redis_side.server import RedisServer
 

@@ -197,7 +197,7 @@ def test_a_message_whose_add_is_refused_adds_nothing_with_its_other_values(demo)
     """Switching live on after a drag sends both positions and the switch in one message: when
     its add is refused (the lease lapsed: "nothing was done"), the message's other values do
     not add the job after all, on the fresh queue; the reader's next act does."""
-    from echomq_viz.redis_side.owners import lease_key
+    from echomq_viz.redis_side.demo_keys import lease_key
 
     hero = HeroView(demo, priority=1, counter=5)
     lapsed = demo.queue
