@@ -168,10 +168,6 @@ PAGE_VIEWS = (
 LIVE_VIEWS = tuple(case for case in PAGE_VIEWS if case.live_line)
 
 
-def _id(view: PageViewCase) -> str:
-    return f"{view.notebook[:2]}-{view.css}"
-
-
 # -- what the page shows ---------------------------------------------------------------------------------------
 
 # The hero-style drawing read back from the SVG: the dot's height and the y axis' ticks (label, y).
