@@ -101,7 +101,6 @@ def demo_owner(key: bytes) -> tuple[str, str] | None:
     return match.group(1), match.group(2)
 
 
-
 def owners_named_in(text: str) -> set[str]:
     """The owner tokens of the demo queues and leases that ``text`` (a key or key base) names."""
     return {match.group(2) for match in _DEMO_NAME.finditer(check_str("text", text, empty=True))}
