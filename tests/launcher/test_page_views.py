@@ -260,21 +260,40 @@ def _stored_page_views(name: str) -> list[tuple[str, str]]:
 FIRST_OPEN = [path.name for path in sorted(NOTEBOOK_DIR.glob("*.ipynb")) if _stored_page_views(path.name)]
 
 
-def _pressed_with_no_kernel(view, control, label: str, where: str, *, runs_on_redis: bool) -> None:
-    """Press ``control`` of a page view no kernel listens to: the view answers at once, in the
-    page or with a line saying it asks ("asking the kernel…", "running on Redis…": controls.js
-    waits 2 s for an answer); one that runs on Redis, or asked, then says in one line that it
-    needs the notebook's kernel."""
-    lines = view.locator(".emq-status")
-    shown = view.text_content()
-    control.click()
-    wait_until(lambda: view.text_content() != shown, 10, f"{where}: '{label}' showed nothing")
-    said = lines.filter(has_text=NEEDS_KERNEL)
-    if runs_on_redis or lines.filter(has_text=ASKING).count():
-        wait_until(lambda: said.count(), 10, lambda: (
-            f"{where}: '{label}' never said it {NEEDS_KERNEL}; its lines: {lines.all_text_contents()}"))
-    for line in said.all_text_contents():
-        assert "\n" not in line.strip() and len(line) < 200, f"{where}: '{label}' said it in more than one line: {line!r}"
+@dataclass
+class _Press:
+    """A control of a page view no kernel listens to, to be pressed (:func:`_press_with_no_kernel`)."""
+    view: object
+    control: object
+    label: str
+    where: str
+    runs_on_redis: bool
+    is_switch: bool = False
+    shown: str = ""
+
+
+def _press_with_no_kernel(presses: list[_Press]) -> None:
+    """Press each control, of page views no kernel listens to, one per view: each view answers
+    at once, in the page or with a line saying it asks ("asking the kernel…", "running on
+    Redis…"); one that runs on Redis, or asked, then says in one line that it needs the
+    notebook's kernel. controls.js waits 2 s for a kernel's answer before it says so: the views
+    wait out those 2 s together, not one after the other."""
+    assert len({id(press.view) for press in presses}) == len(presses), "one press per view at a time"
+    for press in presses:
+        press.shown = press.view.text_content()
+        press.control.click()
+    for press in presses:
+        view, label, where = press.view, press.label, press.where
+        wait_until(lambda: view.text_content() != press.shown, 10, f"{where}: '{label}' showed nothing")
+        lines = view.locator(".emq-status")
+        said = lines.filter(has_text=NEEDS_KERNEL)
+        if press.runs_on_redis or lines.filter(has_text=ASKING).count():
+            wait_until(lambda: said.count(), 10, lambda: (
+                f"{where}: '{label}' never said it {NEEDS_KERNEL}; its lines: {lines.all_text_contents()}"))
+        for line in said.all_text_contents():
+            assert "\n" not in line.strip() and len(line) < 200, f"{where}: '{label}' said it in more than one line: {line!r}"
+        if press.is_switch:
+            assert not press.control.is_checked(), f"{where}: a switch stayed on with no kernel"
 
 
 def _set(tab, view, case: PageViewCase, position: dict[str, int], typed: bool) -> None:
@@ -360,6 +379,7 @@ def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
     wait_until(lambda: views.count() == len(stored), 180, lambda: (
         f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
         "(JupyterLab renders stored widgets only in a trusted notebook)"))
+    to_press: list[list[_Press]] = []  # each view's controls, in its order
     for index, (model, caption) in enumerate(stored):
         view = views.nth(index)
         view.scroll_into_view_if_needed()
@@ -370,18 +390,21 @@ def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
         ranges = view.locator("input[type=range]")
         for number in range(ranges.count()):
             step_both_ways(page, ranges.nth(number))  # each key: the view answers, with no kernel
+        own: list[_Press] = []
         switches = view.locator(SWITCHES).filter(has_text="Redis")
         for number in range(switches.count()):
             switch = switches.nth(number).locator("input")
             if switch.is_enabled():  # (off by design in a view made without a demo queue)
-                _pressed_with_no_kernel(view, switch, _text(switches.nth(number)), where, runs_on_redis=True)
-                assert not switch.is_checked(), f"{where}: a switch stayed on with no kernel"
+                own.append(_Press(view, switch, _text(switches.nth(number)), where, runs_on_redis=True, is_switch=True))
         buttons = view.locator("button:not([aria-pressed]):visible")  # actions, not a guess's choices
         for number in range(buttons.count()):
             button = buttons.nth(number)
             if button.is_enabled():  # (one may be off until a guess, which another button makes)
                 label = _text(button)
-                _pressed_with_no_kernel(view, button, label, where, runs_on_redis="Redis" in label)
+                own.append(_Press(view, button, label, where, runs_on_redis="Redis" in label))
+        to_press.append(own)
+    for turn in range(max(map(len, to_press), default=0)):  # every view's first control, then its second...
+        _press_with_no_kernel([own[turn] for own in to_press if turn < len(own)])
     problems = check_page(page, SCREENSHOTS, f"page-views-first-open-{Path(name).stem}", watch,
                           prepare=close_lab_sidebar)
     assert not problems, f"{name} before any cell ran:\n" + "\n".join(problems)

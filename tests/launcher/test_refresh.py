@@ -39,16 +39,39 @@ def _refresh(*paths: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
+VIEW_NOTEBOOK = nbformat.v4.new_notebook(cells=[
+    nbformat.v4.new_code_cell("from echomq_viz.widgets import HeroView\nhero = HeroView(None, priority=1, counter=1)\nhero"),
+    nbformat.v4.new_code_cell("hero.set(priority=5, counter=2**32 - 1)"),
+], metadata=WIDGET_NOTEBOOK.metadata)
+
+
+
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory) -> dict:
+    """Two refreshes of two notebooks (each refresh starts a kernel, a Redis and a browser for the
+    stills: seconds, so one serves both notebooks): WIDGET_NOTEBOOK refreshed, then refreshed
+    again unchanged; VIEW_NOTEBOOK refreshed, then again without its last cell (the move)."""
+    folder = tmp_path_factory.mktemp("refresh")
+    widgets, view = folder / "widgets.ipynb", folder / "view.ipynb"
+    nbformat.write(WIDGET_NOTEBOOK, widgets)
+    nbformat.write(VIEW_NOTEBOOK, view)
+    first = _refresh(widgets, view)
+    assert first.returncode == 0, first.stderr[-3000:]
+    found = {"widgets": widgets.read_bytes(), "view": view.read_bytes()}
+    unmoved = nbformat.read(view, as_version=4)  # the same notebook without the move
+    unmoved.cells.pop()
+    nbformat.write(unmoved, view)
+    again = _refresh(widgets, view)
+    assert again.returncode == 0, again.stderr[-3000:]
+    return {**found, "widgets again": widgets.read_bytes(), "view unmoved": view.read_bytes()}
+
+
 @pytest.mark.slow
-def test_refresh_stores_outputs_widgets_and_stills_and_nothing_volatile(tmp_path):
+def test_refresh_stores_outputs_widgets_and_stills_and_nothing_volatile(refreshed):
     """A page view (the hero) and an ipywidgets slider: the outputs, the widget state with the
     view's anywidget model and the slider, the view's still drawn by its page module, widget ids
     renumbered, no timestamps; a second run writes the same bytes."""
-    path = tmp_path / "widgets.ipynb"
-    nbformat.write(WIDGET_NOTEBOOK, path)
-    result = _refresh(path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    first = path.read_bytes()
+    first = refreshed["widgets"]
     nb = json.loads(first)
     hero, slider = nb["cells"][1], nb["cells"][2]
     assert (hero["execution_count"], slider["execution_count"]) == (1, 2)
@@ -70,39 +93,23 @@ def test_refresh_stores_outputs_widgets_and_stills_and_nothing_volatile(tmp_path
     assert not [m for m in state.values() if m["model_module"] not in
                 ("anywidget", "@jupyter-widgets/controls", "@jupyter-widgets/base")], "a model of another module"
     assert not TIMESTAMP.search(first.decode())
-
-    assert _refresh(path).returncode == 0  # an unchanged notebook, run again: the same bytes
-    assert path.read_bytes() == first
-
-
-VIEW_NOTEBOOK = nbformat.v4.new_notebook(cells=[
-    nbformat.v4.new_code_cell("from echomq_viz.widgets import HeroView\nhero = HeroView(None, priority=1, counter=1)\nhero"),
-    nbformat.v4.new_code_cell("hero.set(priority=5, counter=2**32 - 1)"),
-], metadata=WIDGET_NOTEBOOK.metadata)
+    assert refreshed["widgets again"] == first  # an unchanged notebook, run again: the same bytes
 
 
 @pytest.mark.slow
-def test_refresh_stores_each_views_still_from_its_figures_state_at_the_end(tmp_path):
+def test_refresh_stores_each_views_still_from_its_figures_state_at_the_end(refreshed):
     """A view is shown at priority 1, then a later cell moves it to 5: the
     still beside it (what GitHub shows) is priority 5's, the figure's state,
     drawn by the view's own page module."""
-    path = tmp_path / "view.ipynb"
-    nbformat.write(VIEW_NOTEBOOK, path)
-    result = _refresh(path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    nb = json.loads(path.read_text())
+    nb = json.loads(refreshed["view"])
     (shown,) = [out["data"] for out in nb["cells"][0]["outputs"] if "image/png" in out.get("data", {})]
     state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
     (figure,) = [m["state"] for m in state.values() if m["model_module"] == "anywidget"]
     assert (figure["priority"], figure["counter"]) == (5, 2**32 - 1)
     assert stale_stills(nb) == []  # the still is what the module draws of that state
 
-    first = nbformat.read(path, as_version=4)  # the same notebook without the move: another still
-    first.cells.pop()
-    nbformat.write(first, path)
-    assert _refresh(path).returncode == 0
-    (at_one,) = [out["data"]["image/png"] for out in json.loads(path.read_text())["cells"][0]["outputs"]
-                 if "image/png" in out.get("data", {})]
+    (at_one,) = [out["data"]["image/png"] for out in json.loads(refreshed["view unmoved"])["cells"][0]["outputs"]
+                 if "image/png" in out.get("data", {})]  # the same notebook without the move: another still
     assert at_one != shown["image/png"]
 
 
