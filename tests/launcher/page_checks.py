@@ -23,7 +23,6 @@ of each under build/screenshots/, and one assertion listing every problem:
 
 from __future__ import annotations
 
-import time
 from importlib.metadata import version
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -245,6 +244,26 @@ def close_lab_sidebar(page, width: int) -> None:
         page.locator("#jp-left-stack").wait_for(state="hidden", timeout=5000)
 
 
+# Resolves once the page's boxes (its size, every cell, output and view) held still for ten frames
+# in a row (two seconds at most): a resize lays out over a few frames, and on a loaded machine
+# over more. Quicker than a fixed wait where the page settles at once, surer where it does not.
+LAID_OUT_JS = """async () => {
+    const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
+    const look = () => [document.documentElement.scrollWidth, document.documentElement.scrollHeight,
+        ...[...document.querySelectorAll('.jp-Cell, .jp-OutputArea-output, .widget-box, .emq-view')].map(el => {
+            const box = el.getBoundingClientRect();
+            return [box.left, box.top, box.width, box.height].map(Math.round).join(',');
+        })].join(';');
+    let last = look(), quiet = 0;
+    for (let frames = 0; frames < 120 && quiet < 10; frames++) {
+        await frame();
+        const now = look();
+        quiet = now === last ? quiet + 1 : 0;
+        last = now;
+    }
+}"""
+
+
 def check_page(page, shots: Path, label: str, watch: Watch | None = None, sizes=SIZES,
                prepare=lambda page, width: None) -> list[str]:
     """Resize ``page`` to each of ``sizes`` (``prepare(page, width)`` then
@@ -258,7 +277,7 @@ def check_page(page, shots: Path, label: str, watch: Watch | None = None, sizes=
         for width, height in sizes:
             page.set_viewport_size({"width": width, "height": height})
             prepare(page, width)
-            time.sleep(0.5)  # the notebook and the widgets lay out again
+            page.evaluate(LAID_OUT_JS)  # the notebook and the widgets lay out again
             page.screenshot(path=str(shots / f"{label}-{width}x{height}.png"))
             problems += [f"at {width}x{height}: {problem}" for problem in dict.fromkeys(layout_problems(page))]
             if (width, height) == sizes[0]:
