@@ -247,15 +247,17 @@ def close_lab_sidebar(page, width: int) -> None:
 # Resolves once the page's boxes (its size, every cell, output and view) held still for ten frames
 # in a row (two seconds at most): a resize lays out over a few frames, and on a loaded machine
 # over more. Quicker than a fixed wait where the page settles at once, surer where it does not.
+# (A frame also ends after 100 ms without one: a page that paints no frames still resolves.)
 LAID_OUT_JS = """async () => {
-    const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
+    const started = performance.now();
+    const frame = () => new Promise(resolve => { requestAnimationFrame(() => resolve()); setTimeout(resolve, 100); });
     const look = () => [document.documentElement.scrollWidth, document.documentElement.scrollHeight,
         ...[...document.querySelectorAll('.jp-Cell, .jp-OutputArea-output, .widget-box, .emq-view')].map(el => {
             const box = el.getBoundingClientRect();
             return [box.left, box.top, box.width, box.height].map(Math.round).join(',');
         })].join(';');
     let last = look(), quiet = 0;
-    for (let frames = 0; frames < 120 && quiet < 10; frames++) {
+    while (quiet < 10 && performance.now() - started < 2000) {
         await frame();
         const now = look();
         quiet = now === last ? quiet + 1 : 0;

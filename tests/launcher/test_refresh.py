@@ -45,7 +45,6 @@ VIEW_NOTEBOOK = nbformat.v4.new_notebook(cells=[
 ], metadata=WIDGET_NOTEBOOK.metadata)
 
 
-
 @pytest.fixture(scope="module")
 def refreshed(tmp_path_factory) -> dict:
     """Two refreshes of two notebooks (each refresh starts a kernel, a Redis and a browser for the
