@@ -36,7 +36,6 @@ import argparse
 import errno
 import importlib.util
 import os
-import signal
 import sys
 import tempfile
 import threading
@@ -46,7 +45,7 @@ from typing import Callable, Sequence
 from echomq_viz.launcher._startup import skip_iri_grammar
 from echomq_viz.launcher._kernel_channels import (ipc_problem, runtime_dir, socket_folder, sweep_kernel_folders,
                                                   warm_font_cache)
-from echomq_viz.redis_side._process import STOP_SIGNALS, owned_tempdir, supervise, sweep_leftovers
+from echomq_viz.redis_side._process import StopSignals, owned_tempdir, supervise, sweep_leftovers
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher._app_orphans import clean_orphans_at
 from echomq_viz.launcher.operator_commands import cmd_acl, cmd_clean, job_caps, one_line
@@ -299,27 +298,24 @@ def _write_connect_file(server: RedisServer) -> Path:
 def cmd_redis(args: argparse.Namespace) -> int:
     _sweep()
     server = RedisServer(port=args.port, restarts=REDIS_RESTARTS).start()
-    stop = threading.Event()
-    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
-    try:
-        print(f"Redis {server.version()} running, pid {server.pid}, private to this user.")
-        if server.port:
-            print("Connect from a shell (the file, yours only, sets REDIS_URL and REDISCLI_AUTH):")
-            print(f"  . {_write_connect_file(server)}")
-            print(f"  redis-cli -p {server.port}")
-        else:
-            print("Connect from a shell or a notebook with:")
-            print(f"  export {ENV_URL}='{server.url}'")
-            print(f"  redis-cli -s {server.socket_path}")
-        print("Ctrl-C stops it and deletes its data.", flush=True)
-        watch = _redis_watch(server)
-        while not stop.wait(0.5):
-            if not watch():
-                return 1
-    finally:
-        server.stop()
-        for signum, before in previous.items():
-            signal.signal(signum, before)
+    with StopSignals() as stop:
+        try:
+            print(f"Redis {server.version()} running, pid {server.pid}, private to this user.")
+            if server.port:
+                print("Connect from a shell (the file, yours only, sets REDIS_URL and REDISCLI_AUTH):")
+                print(f"  . {_write_connect_file(server)}")
+                print(f"  redis-cli -p {server.port}")
+            else:
+                print("Connect from a shell or a notebook with:")
+                print(f"  export {ENV_URL}='{server.url}'")
+                print(f"  redis-cli -s {server.socket_path}")
+            print("Ctrl-C stops it and deletes its data.", flush=True)
+            watch = _redis_watch(server)
+            while not stop.wait(0.5):
+                if not watch():
+                    return 1
+        finally:
+            server.stop()
     return 0
 
 

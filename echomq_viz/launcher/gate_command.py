@@ -10,14 +10,12 @@ listens and what each user gets; Ctrl-C, SIGTERM or SIGHUP stops it.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 
 from echomq_viz.core.redaction import first_line_redacted
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher.operator_commands import named_url
-from echomq_viz.redis_side._process import STOP_SIGNALS
+from echomq_viz.redis_side._process import StopSignals
 from echomq_viz.redis_side.gate import DEFAULT_LIMITS, GateLimits, GateThread
 from echomq_viz.redis_side.server import redact_url
 
@@ -42,16 +40,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
     beyond = exposure.off_loopback(args.host)
     reach = (f" (beyond this machine: {beyond}; the students' passwords cross the network in clear text, as "
              "they would to Redis itself)" if beyond else "")
-    stop = threading.Event()
-    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in STOP_SIGNALS}
-    try:
-        print(f"echomq-viz gate: students reach {redact_url(url)} through {args.host}:{gate.port}{reach}, each Redis "
-              f"user at most {limits.rate} commands a second ({limits.burst} at once), one at a time per connection, "
-              f"{limits.max_connections} connections; Ctrl-C stops it", flush=True)
-        stop.wait()
-    finally:
-        gate.stop()
-        for signum, before in previous.items():
-            signal.signal(signum, before)
+    with StopSignals() as stop:
+        try:
+            print(f"echomq-viz gate: students reach {redact_url(url)} through {args.host}:{gate.port}{reach}, each "
+                  f"Redis user at most {limits.rate} commands a second ({limits.burst} at once), one at a time per "
+                  f"connection, {limits.max_connections} connections; Ctrl-C stops it", flush=True)
+            stop.wait()
+        finally:
+            gate.stop()
     print("echomq-viz gate: stopped", flush=True)
     return 0

@@ -5,6 +5,8 @@ tied to ours on Linux.
 - :func:`proc_table`, :func:`descendants`, :func:`cmdline`: who runs below whom;
 - :class:`Family`: every process once seen below a root, ended by identity
   (pid and start time), so a reused pid is never signalled;
+- :class:`StopSignals`: Ctrl-C, SIGTERM and SIGHUP, heard as requests to stop
+  by a loop of the main thread;
 - :func:`supervise`: run a server until it exits or we are told to stop, then
   end everything it started;
 - :func:`owned_tempdir`, :func:`claim`, :func:`sweep_leftovers`: temp folders
@@ -28,7 +30,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -173,6 +174,49 @@ class Family:
                 os.waitpid(pid, os.WNOHANG)
 
 
+# -- stop signals -----------------------------------------------------------------------------------
+
+
+class StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP, heard as requests to stop by a loop of the main thread:
+    ``with StopSignals() as stop: while not stop.wait(0.5): ...``; ``received`` lists them.
+
+    The handler only appends to a list, and :meth:`wait` sleeps in short steps. Python runs a
+    signal's handler in the main thread between two of its bytecodes, wherever that thread is; a
+    handler that takes a lock, as ``threading.Event.set`` does, waits for ever on itself when the
+    signal lands while the thread holds that lock (inside ``Event.wait`` or ``Event.clear``): the
+    Ctrl-C that never stopped a run on a loaded machine.
+    """
+
+    STEP = 0.05  # how late a stop may be heard: time.sleep resumes after a handler (PEP 475)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        self._previous = {signum: signal.signal(signum, self._record) for signum in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, before in self._previous.items():
+            signal.signal(signum, before)
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+
+    def wait(self, timeout: float | None = None, *, heard: int = 0) -> bool:
+        """Sleep until more than ``heard`` stop signals have come (True) or ``timeout``
+        seconds passed (False); ``None`` waits for a stop however long it takes."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while len(self.received) <= heard:
+            left = self.STEP if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, self.STEP))
+        return True
+
+
 # -- one server, supervised ------------------------------------------------------------------------
 
 
@@ -190,53 +234,46 @@ def supervise(argv: Sequence[str], env: dict[str, str], *, keep: Iterable[int] =
     server needs is gone for good), the server is stopped and we return 1.
     """
     become_subreaper()
-    wake = threading.Event()
-    received: list[int] = []
-
-    def handler(signum, frame):
-        received.append(signum)
-        wake.set()
-
-    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     family = Family()
     keep = tuple(keep)
     failed = False
-    try:
-        child = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-                                 preexec_fn=die_with_parent(signal.SIGTERM))  # a clean stop if we die
-        asked_at: float | None = None
-        last_look = 0.0
-        while child.poll() is None:
-            wake.wait(0.25)
-            now = time.monotonic()
-            if now - last_look >= 1.0:  # who the server has started, for the sweep
-                family.note(child.pid)
-                last_look = now
-            if not failed and watch is not None and not watch():
-                failed = True
-                wake.set()
-            if wake.is_set():
-                wake.clear()
-                family.note(child.pid)
-                if asked_at is None:
-                    print("\nechomq-viz: stopping the server and its kernels ...", file=sys.stderr, flush=True)
-                    signal_pid(child.pid, signal.SIGTERM)
-                    asked_at = now
-                else:  # asked twice: no more waiting
-                    asked_at = now - grace
-            if asked_at is not None and now - asked_at >= grace:
-                kill_group(child.pid)
-                child.wait()
-        code = child.returncode
-    finally:
-        # Whatever the server left (or was reparented to us), then its group.
-        family.note(os.getpid(), skip=keep)
-        family.end()
-        for signum, before in previous.items():
-            signal.signal(signum, before)
+    with StopSignals() as stop:
+        try:
+            child = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=die_with_parent(signal.SIGTERM))  # a clean stop if we die
+            asked_at: float | None = None
+            signals_answered, failure_answered = 0, False
+            last_look = 0.0
+            while child.poll() is None:
+                stop.wait(0.25, heard=signals_answered)
+                now = time.monotonic()
+                if now - last_look >= 1.0:  # who the server has started, for the sweep
+                    family.note(child.pid)
+                    last_look = now
+                if not failed and watch is not None and not watch():
+                    failed = True
+                signals = len(stop.received)  # read once: a signal may land between two reads
+                if signals > signals_answered or failed > failure_answered:  # asked to stop
+                    signals_answered, failure_answered = signals, failed
+                    family.note(child.pid)
+                    if asked_at is None:
+                        print("\nechomq-viz: stopping the server and its kernels ...", file=sys.stderr, flush=True)
+                        signal_pid(child.pid, signal.SIGTERM)
+                        asked_at = now
+                    else:  # asked twice: no more waiting
+                        asked_at = now - grace
+                if asked_at is not None and now - asked_at >= grace:
+                    kill_group(child.pid)
+                    child.wait()
+            code = child.returncode
+        finally:
+            # Whatever the server left (or was reparented to us), then its group; a second
+            # Ctrl-C meanwhile is heard, not raised in the middle of the sweep.
+            family.note(os.getpid(), skip=keep)
+            family.end()
     if failed:
         return 1
-    if received and code in (0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM):
+    if stop.received and code in (0, -signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM):
         return 0
     return 128 - code if code < 0 else code
 
