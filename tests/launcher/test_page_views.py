@@ -260,7 +260,7 @@ def _stored_page_views(name: str) -> list[tuple[str, str]]:
 FIRST_OPEN = [path.name for path in sorted(NOTEBOOK_DIR.glob("*.ipynb")) if _stored_page_views(path.name)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Press:
     """A control of a page view no kernel listens to, to be pressed (:func:`_press_with_no_kernel`)."""
     view: object
@@ -269,7 +269,6 @@ class _Press:
     where: str
     runs_on_redis: bool
     is_switch: bool = False
-    shown: str = ""
 
 
 def _press_with_no_kernel(presses: list[_Press]) -> None:
@@ -279,12 +278,13 @@ def _press_with_no_kernel(presses: list[_Press]) -> None:
     notebook's kernel. controls.js waits 2 s for a kernel's answer before it says so: the views
     wait out those 2 s together, not one after the other."""
     assert len({id(press.view) for press in presses}) == len(presses), "one press per view at a time"
+    shown_before = []
     for press in presses:
-        press.shown = press.view.text_content()
+        shown_before.append(press.view.text_content())
         press.control.click()
-    for press in presses:
+    for press, before in zip(presses, shown_before):
         view, label, where = press.view, press.label, press.where
-        wait_until(lambda: view.text_content() != press.shown, 10, f"{where}: '{label}' showed nothing")
+        wait_until(lambda: view.text_content() != before, 10, f"{where}: '{label}' showed nothing")
         lines = view.locator(".emq-status")
         said = lines.filter(has_text=NEEDS_KERNEL)
         if press.runs_on_redis or lines.filter(has_text=ASKING).count():
