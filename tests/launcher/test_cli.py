@@ -612,6 +612,37 @@ def test_supervise_stops_the_server_when_watch_says_so():
     assert "stopping the server and its kernels" in done.stderr
 
 
+# A server that ignores SIGTERM: the first stop waits out its grace, a second stop does not.
+SUPERVISE_STUBBORN = textwrap.dedent(
+    """
+    import sys, time
+    from echomq_viz.redis_side._process import supervise
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)"
+    started = time.monotonic()
+    code = supervise([sys.executable, "-c", stubborn], {}, grace=30)
+    print(code, round(time.monotonic() - started, 1), flush=True)
+    """
+)
+
+
+@pytest.mark.slow  # a process of its own
+def test_supervise_stops_at_once_when_asked_twice():
+    proc = subprocess.Popen([sys.executable, "-c", SUPERVISE_STUBBORN], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "\n"  # the server runs, and ignores SIGTERM
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.5)
+        assert proc.poll() is None, "one stop waits out the grace of a server that ignores SIGTERM"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    code, seconds = out.split()
+    assert code == "0" and float(seconds) < 10, (out, err)
+    assert err.count("stopping the server and its kernels") == 1, err
+
+
 @pytest.mark.slow
 def test_redis_says_in_one_line_when_its_server_stays_dead(tmp_path):
     import redis
