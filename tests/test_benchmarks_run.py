@@ -105,3 +105,12 @@ def test_a_failed_test_is_named_with_its_message_though_its_name_is_long(tmp_pat
         "FAILED test_tiny.py::TestPages::test_short - assert 1 == 2",
         f"FAILED test_tiny.py::test_a_name_long_enough_that_the_summary_has_no_room_left_for_its_message[{'lab' * 20}]"
         " - AssertionError: the mode is not the app"], done.stdout
+
+
+def test_a_suite_reference_the_clone_lacks_is_a_reason_in_one_line_not_a_figure(tmp_path, monkeypatch):
+    """The suite's reference is measured from a clone of this repository at SUITE_REFERENCE; where
+    that commit is not in the history (a shallow clone, say) the record says why, never a guess."""
+    monkeypatch.setattr(run, "SUITE_REFERENCE", "0" * 40)
+    why = run._reference_clone(tmp_path)
+    assert isinstance(why, str) and why.startswith("git -C ") and "\n" not in why, why
+    assert not (tmp_path / "echomq-viz" / ".venv").exists()
