@@ -13,9 +13,9 @@ import pytest
 from echomq_viz.redis_side._process import STOP_SIGNALS, StopSignals
 
 # A stop signal sent to itself at the n-th traced event of a wait, for every n up to 24: each
-# point of the wait's loop (five events a turn), its sleep included, several times over. A handler that took a lock
-# the main thread held there (threading.Event.set, inside Event.wait or Event.clear) would hang
-# this process for ever. The run prints how long each wait took to hear its signal once sent.
+# point of the wait's loop (about five events a turn), its sleep included, several times over. A
+# handler that took a lock the main thread held there (threading.Event.set, inside Event.wait or
+# Event.clear) would hang this process for ever. It prints how soon each signal was heard.
 EVERY_POINT_OF_THE_WAIT = textwrap.dedent(
     """
     import os, signal, sys, time
