@@ -48,6 +48,7 @@ sys.path[1:1] = [str(folder) for folder in sorted(Path(__file__).parent.iterdir(
                  if folder.is_dir() and not folder.name.startswith((".", "_")) and str(folder) not in sys.path]
 
 from foreign_data import Planted
+from notebook_kernels import NotebookKernelsOnUnixSockets
 from echomq_viz.redis_side import server as server_mod
 from echomq_viz.core.keys import QueueContext
 from echomq_viz.redis_side.demo_keys import lease_key
@@ -181,6 +182,8 @@ class OtherPeoplesDataBesideTheNotebooks:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(OtherPeoplesDataBesideTheNotebooks(), "echomq-viz-other-peoples-data")
+    if _runs_tests(config):
+        config.pluginmanager.register(NotebookKernelsOnUnixSockets(), "echomq-viz-notebook-kernels")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

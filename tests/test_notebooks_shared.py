@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import configparser
+import contextlib
 import difflib
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from echomq_viz.launcher._kernel_channels import private_kernel_config
 from echomq_viz.redis_side.server import ENV_URL, RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,9 +81,10 @@ def shared_redis(monkeypatch):
 
 async def _run_at_once(path: Path, workdir: Path, copies: int) -> list:
     notebooks = [nbformat.read(path, as_version=4) for _ in range(copies)]
-    clients = [NotebookClient(nb, timeout=180, kernel_name="python3",
-                              resources={"metadata": {"path": str(workdir)}}) for nb in notebooks]
-    await asyncio.gather(*(client.async_execute() for client in clients))
+    with contextlib.ExitStack() as folders:  # a kernel's channels on Unix sockets in a folder of its own
+        clients = [NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(workdir)}},
+                                  config=folders.enter_context(private_kernel_config())) for nb in notebooks]
+        await asyncio.gather(*(client.async_execute() for client in clients))
     return notebooks
 
 

@@ -4,6 +4,7 @@ keeps, and its culler leaves a page that is still loading its kernel."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import pytest
@@ -11,6 +12,7 @@ from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelMana
 
 from echomq_viz.launcher import _app_server
 from echomq_viz.launcher._app_server import AppKernelManager, AppVoila
+from echomq_viz.launcher._kernel_channels import socket_folder
 from conftest import tiny_notebooks, wait_until
 
 pytestmark = pytest.mark.slow
@@ -21,10 +23,25 @@ STEPS = [("kernel_info", None), ("execute", "x = 1"), ("execute", "1 / 0"),
          ("execute", "import time; time.sleep(0.3)"), ("comm", None)]
 
 
+@contextlib.contextmanager
+def _kernel_sockets(tmp_path):
+    """Where a manager's kernels go, and its options: on Unix sockets, as the app's kernels are, so
+    no other process of the suite takes a kernel's port before it binds it (``socket_folder``)."""
+    from traitlets.config import Config
+
+    with socket_folder(tmp_path) as folder:
+        yield {"connection_dir": str(folder.path),
+               "config": Config({"KernelManager": {"transport": "ipc"}} if folder.options else {})}
+
+
 async def _states(manager_class: type, tmp_path) -> list[tuple[str, str, bool]]:
     """(step, execution state once the kernel is idle, last activity moved on) per step."""
     tmp_path.mkdir()
-    manager = manager_class(connection_dir=str(tmp_path))
+    with _kernel_sockets(tmp_path) as where:
+        return await _steps(manager_class(**where))
+
+
+async def _steps(manager) -> list[tuple[str, str, bool]]:
     kernel_id = await manager.start_kernel(kernel_name="python3")
     kernel = manager.get_kernel(kernel_id)
     client = kernel.client()
@@ -90,7 +107,10 @@ def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, 
     goes; the kernel of a page still loading stays, until the grace is over."""
 
     async def scenario():
-        manager = AppKernelManager(connection_dir=str(tmp_path), cull_idle_timeout=1)
+        with _kernel_sockets(tmp_path) as where:
+            return await cull(AppKernelManager(**where, cull_idle_timeout=1))
+
+    async def cull(manager):
         loading, left = [await manager.start_kernel(kernel_name="python3") for _ in range(2)]
         try:
             await _ready(manager, loading)
@@ -118,7 +138,10 @@ def test_a_culled_kernel_is_an_info_line_not_a_warning(tmp_path):
     app.log.addHandler(handler)
 
     async def scenario():
-        manager = AppKernelManager(parent=app, connection_dir=str(tmp_path), cull_idle_timeout=1)
+        with _kernel_sockets(tmp_path) as where:
+            return await cull(AppKernelManager(parent=app, **where, cull_idle_timeout=1))
+
+    async def cull(manager):
         kernel_id = await manager.start_kernel(kernel_name="python3")
         try:
             await _page_came_and_closed(manager, kernel_id)

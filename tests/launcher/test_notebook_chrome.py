@@ -17,6 +17,7 @@ import pytest
 from nbclient import NotebookClient
 
 from echomq_viz.launcher import _notebook_chrome as chrome
+from echomq_viz.launcher._kernel_channels import private_kernel_config
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = "owner/echomq-viz"
@@ -34,7 +35,9 @@ def test_colab_cell_does_nothing_in_a_plain_kernel(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(watch), nbformat.v4.new_code_cell(chrome.COLAB_CELL),
         nbformat.v4.new_code_cell("import sys; print(started, 'google.colab' in sys.modules)")])
-    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    with private_kernel_config() as config:
+        NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
+                       config=config).execute()
     assert nb.cells[1].outputs == []
     assert [output.get("text") for output in nb.cells[2].outputs] == ["[] False\n"]
 

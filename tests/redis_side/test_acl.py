@@ -229,10 +229,13 @@ def test_write_student_url_for_a_spawner(shared, operator, tmp_path):
 @pytest.mark.parametrize("name", ["01-one-score-two-keys", "03-inside-the-consume", "05-where-exactness-ends"])
 def test_each_students_notebook_runs_in_full_on_their_own_user_at_once(name, shared, operator, tmp_path):
     import asyncio
+    import contextlib
     import re
 
     import nbformat
     from nbclient import NotebookClient
+
+    from echomq_viz.launcher._kernel_channels import private_kernel_config
     from test_notebooks_shared import printed, sanitizers
 
     urls = {student: add_student(operator, student, shared.url) for student in ("alice", "ali")}
@@ -244,9 +247,11 @@ def test_each_students_notebook_runs_in_full_on_their_own_user_at_once(name, sha
     async def run_all() -> dict:
         notebooks = {student: nbformat.read(path, as_version=4) for student in urls}
         env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-        await asyncio.gather(*(
-            NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-            .async_execute(env={**env, "REDIS_URL": urls[student]}) for student, nb in notebooks.items()))
+        with contextlib.ExitStack() as folders:  # a kernel's channels on Unix sockets in a folder of its own
+            await asyncio.gather(*(
+                NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
+                               config=folders.enter_context(private_kernel_config()))
+                .async_execute(env={**env, "REDIS_URL": urls[student]}) for student, nb in notebooks.items()))
         return notebooks
 
     def scripts_run() -> int:  # the library's functions: a student may run no script of its own

@@ -143,9 +143,12 @@ def test_a_cluster_node_without_its_slots():
 def test_in_a_kernel_the_notebook_gets_one_line_and_the_log_the_traceback(tmp_path):
     from jupyter_client import KernelManager
 
-    with RedisServer(extra_args=("--replicaof", "127.0.0.1", str(free_tcp_port()))) as replica:
+    from echomq_viz.launcher._kernel_channels import private_kernel_config
+
+    with RedisServer(extra_args=("--replicaof", "127.0.0.1", str(free_tcp_port()))) as replica, \
+            private_kernel_config() as config:
         log = open(tmp_path / "kernel.log", "wb")
-        manager = KernelManager(kernel_name="python3")
+        manager = KernelManager(kernel_name="python3", config=config)
         env = {name: value for name, value in os.environ.items() if name != "PYTEST_CURRENT_TEST"}
         manager.start_kernel(stderr=log, env={**env, "REDIS_URL": replica.url})  # fd 2 watched, as in a class
         client = manager.client()
