@@ -119,6 +119,9 @@ def free_tcp_port(*, highest: int = 65535, offsets: Sequence[int] = (), attempts
 _PASSWORD = re.compile(r"[A-Za-z0-9._~-]{16,128}")
 # The private server's folder: its owner file and config (a page each on tmpfs), and its socket.
 ROOM_NEEDED_KB = 16
+# A port picked free is bound by redis-server a moment later: another process may take it between.
+PORT_PICKS = 3
+_PORT_TAKEN = "Address already in use"  # redis-server's line then (its bind error, from the system)
 # Nothing here needs them, and MODULE LOAD runs any code with our rights.
 _DISABLED_COMMANDS = ("DEBUG", "MODULE")
 
@@ -170,6 +173,7 @@ class RedisServer:
             if port is None:
                 raise ValueError("password is for a TCP server (give port); a unix socket server has none")
         self.executable = executable or find_redis_server()
+        self.picks_port = port == 0  # ours to pick again if another process takes it first
         self.port = free_tcp_port() if port == 0 else port
         self.password = (password or secrets.token_urlsafe(32)) if self.port else None
         self.restarts = restarts
@@ -208,9 +212,25 @@ class RedisServer:
     # -- life cycle --------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> "RedisServer":
-        """Start the server and wait until it answers PING."""
+        """Start the server and wait until it answers PING. A port we picked
+        (``port=0``) may be taken by another process before redis-server binds
+        it; then another is picked, at most :data:`PORT_PICKS` in all."""
         if self.running:
             return self
+        for pick in range(1, PORT_PICKS + 1):
+            line = self._launch(timeout)
+            if line.startswith("ready "):
+                break
+            self.stop()
+            if not (self.picks_port and _PORT_TAKEN in line and pick < PORT_PICKS):
+                raise RedisUnavailable(f"could not start {self.executable}: {line or 'no answer'}")
+            self.port = free_tcp_port()
+        self.pid = int(line.split()[1])
+        atexit.register(self.stop)
+        return self
+
+    def _launch(self, timeout: float) -> str:
+        """Start the supervisor and redis-server; its first line ("ready <pid>" or why not)."""
         config_path = self._prepare_dir()
         argv = [
             self.executable, config_path, "--port", str(self.port or 0), "--bind", "127.0.0.1",
@@ -235,13 +255,7 @@ class RedisServer:
             self._supervisor.stdin.flush()
         except OSError:
             pass  # it died at once: its answer below says so
-        line = self._read_line(timeout + 5)
-        if not line.startswith("ready "):
-            self.stop()
-            raise RedisUnavailable(f"could not start {self.executable}: {line or 'no answer'}")
-        self.pid = int(line.split()[1])
-        atexit.register(self.stop)
-        return self
+        return self._read_line(timeout + 5)
 
     def _prepare_dir(self) -> str:
         """Make the server's folder and its config file; a full disk is one

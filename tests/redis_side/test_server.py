@@ -70,6 +70,29 @@ def test_tcp_mode_binds_loopback_only(binary):
             pass
 
 
+def test_a_port_taken_before_redis_server_binds_it_is_picked_again(binary, monkeypatch):
+    """``port=0``: we pick a free port, redis-server binds it a moment later; another process
+    may take it between (here: before we start), and then another port is picked."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        picks = [taken.getsockname()[1]]
+        picked_free = server_mod.free_tcp_port
+        monkeypatch.setattr(server_mod, "free_tcp_port", lambda **kw: picks.pop() if picks else picked_free(**kw))
+        with RedisServer(binary, port=0) as srv:
+            assert srv.port != taken.getsockname()[1]
+            assert srv.client().ping()
+
+
+def test_a_port_given_and_taken_fails_in_one_line(binary):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(RedisUnavailable) as info:
+            RedisServer(binary, port=taken.getsockname()[1]).start()
+    assert "Address already in use" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_stop_is_idempotent_and_start_failure_is_one_clear_line(tmp_path):
     srv = RedisServer().start()
     srv.stop()
