@@ -82,7 +82,8 @@ def shared_redis(monkeypatch):
 async def _run_at_once(path: Path, workdir: Path, copies: int) -> list:
     notebooks = [nbformat.read(path, as_version=4) for _ in range(copies)]
     with contextlib.ExitStack() as folders:  # a kernel's channels on Unix sockets in a folder of its own
-        clients = [NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(workdir)}},
+        clients = [NotebookClient(nb, timeout=180, kernel_name="python3",
+                                  resources={"metadata": {"path": str(workdir)}},
                                   config=folders.enter_context(private_kernel_config())) for nb in notebooks]
         await asyncio.gather(*(client.async_execute() for client in clients))
     return notebooks
