@@ -2,11 +2,11 @@
 
 nbval starts each notebook's kernel on loopback TCP ports: jupyter_client
 picks them free, and the kernel binds them a moment later, once Python has
-started. In a suite that starts kernels, servers and browsers on both cores,
-another process's connection can take such a port in between; that kernel
-dies ("Address already in use") and nbval reports only "Kernel died before
-replying to kernel_info" (it sends the kernel's stderr to /dev/null). CI saw
-exactly that once, on notebook 00.
+started (seconds, on a loaded machine). In a suite that starts kernels and
+servers on every worker, another process picking ports the same way can take
+one in between; that kernel dies ("Address already in use") and nbval
+reports only "Kernel died before replying to kernel_info" (it sends the
+kernel's stderr to /dev/null). CI saw exactly that once, on notebook 00.
 
 :class:`NotebookKernelsOnUnixSockets` gives each nbval kernel a connection
 file in a 0700 folder of this test process, and its channels on Unix sockets

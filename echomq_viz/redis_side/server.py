@@ -173,7 +173,7 @@ class RedisServer:
             if port is None:
                 raise ValueError("password is for a TCP server (give port); a unix socket server has none")
         self.executable = executable or find_redis_server()
-        self.picks_port = port == 0  # ours to pick again if another process takes it first
+        self._picks_port = port == 0  # ours to pick again if another process takes it first
         self.port = free_tcp_port() if port == 0 else port
         self.password = (password or secrets.token_urlsafe(32)) if self.port else None
         self.restarts = restarts
@@ -222,7 +222,7 @@ class RedisServer:
             if line.startswith("ready "):
                 break
             self.stop()
-            if not (self.picks_port and _PORT_TAKEN in line and pick < PORT_PICKS):
+            if not (self._picks_port and _PORT_TAKEN in line and pick < PORT_PICKS):
                 raise RedisUnavailable(f"could not start {self.executable}: {line or 'no answer'}")
             self.port = free_tcp_port()
         self.pid = int(line.split()[1])
