@@ -8,14 +8,14 @@ one in between; that kernel dies ("Address already in use") and nbval
 reports only "Kernel died before replying to kernel_info" (it sends the
 kernel's stderr to /dev/null). CI saw exactly that once, on notebook 00.
 
-:class:`NotebookKernelsOnUnixSockets` gives each nbval kernel a connection
-file in a 0700 folder of this test process, and its channels on Unix sockets
-beside it, which nobody else can take: the package's
-:func:`~echomq_viz.launcher._kernel_channels.private_kernel_config` rule,
-held for the whole session because each kernel outlives the call that starts
-it. Where that folder takes no socket, nbval's own start stays, on ports.
-The kernel's stderr goes to a file there, so a kernel that dies as it starts
-is reported with its last lines.
+:class:`NotebookKernelsOnUnixSockets` starts each nbval kernel with the
+package's :func:`~echomq_viz.launcher._kernel_channels.private_kernel_config`:
+its connection file in a 0700 folder of its own, and its channels on Unix
+sockets beside it, which nobody else can take (or, where no folder takes a
+socket, loopback ports, as the package's kernels then use). Each folder is
+held until the session ends, because a kernel outlives the call that starts
+it. The kernel's stderr goes to a file there, so a kernel that dies as it
+starts is reported with its last lines.
 
 It replaces ``nbval.kernel.start_new_kernel`` (one function, with nbval's
 signature), which is why pyproject.toml caps nbval.
@@ -24,7 +24,6 @@ signature), which is why pyproject.toml caps nbval.
 from __future__ import annotations
 
 import contextlib
-import uuid
 from pathlib import Path
 
 import pytest
@@ -34,21 +33,12 @@ STDERR_TAIL = 2000  # characters of a dead kernel's stderr in its report
 
 class NotebookKernelsOnUnixSockets:
     def __init__(self) -> None:
-        self.folders = contextlib.ExitStack()
-        self.folder: Path | None = None
+        self.folders = contextlib.ExitStack()  # each kernel's, until the session ends
         self.replaced = None  # nbval's start_new_kernel, while ours stands in for it
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         import nbval.kernel
 
-        from echomq_viz.launcher._kernel_channels import socket_folder
-        from echomq_viz.redis_side._process import owned_tempdir
-
-        run = self.folders.enter_context(owned_tempdir("echomq-viz-nbval-"))
-        found = self.folders.enter_context(socket_folder(run))
-        if found.why_tcp is not None:
-            return  # nbval's ports, as before
-        self.folder = found.path
         self.replaced, nbval.kernel.start_new_kernel = nbval.kernel.start_new_kernel, self.start_new_kernel
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -59,17 +49,16 @@ class NotebookKernelsOnUnixSockets:
         self.folders.close()
 
     def start_new_kernel(self, startup_timeout: float = 60, kernel_name: str = "python", **kwargs):
-        """nbval's ``start_new_kernel``, with the kernel on Unix sockets in :attr:`folder`."""
+        """nbval's ``start_new_kernel``, with the kernel in a folder of its own (``private_kernel_config``)."""
         from jupyter_client.manager import KernelManager
         from nbval.kernel import NbvalKernelspecManager
-        from traitlets.config import Config
 
-        name = f"kernel-{uuid.uuid4()}"  # jupyter_client names the sockets after it: "<name>-ipc-<n>"
-        config = Config({"KernelManager": {"connection_file": str(self.folder / f"{name}.json"),
-                                           "transport": "ipc"}})
+        from echomq_viz.launcher._kernel_channels import private_kernel_config
+
+        config = self.folders.enter_context(private_kernel_config())
         manager = KernelManager(kernel_name=kernel_name, kernel_spec_manager=NbvalKernelspecManager(),
                                 config=config)
-        stderr_path = self.folder / f"{name}.stderr"
+        stderr_path = Path(config.KernelManager.connection_file).with_suffix(".stderr")
         with open(stderr_path, "wb") as stderr:  # the kernel keeps its own descriptor
             manager.start_kernel(**{**kwargs, "stderr": stderr})
         client = manager.client()
