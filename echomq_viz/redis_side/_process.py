@@ -242,7 +242,7 @@ def supervise(argv: Sequence[str], env: dict[str, str], *, keep: Iterable[int] =
             child = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
                                      preexec_fn=die_with_parent(signal.SIGTERM))  # a clean stop if we die
             asked_at: float | None = None
-            signals_answered, failure_answered = 0, False
+            signals_answered = 0
             last_look = 0.0
             while child.poll() is None:
                 stop.wait(0.25, heard=signals_answered)
@@ -250,11 +250,11 @@ def supervise(argv: Sequence[str], env: dict[str, str], *, keep: Iterable[int] =
                 if now - last_look >= 1.0:  # who the server has started, for the sweep
                     family.note(child.pid)
                     last_look = now
-                if not failed and watch is not None and not watch():
-                    failed = True
+                failed_now = not failed and watch is not None and not watch()
+                failed = failed or failed_now
                 signals = len(stop.received)  # read once: a signal may land between two reads
-                if signals > signals_answered or failed > failure_answered:  # asked to stop
-                    signals_answered, failure_answered = signals, failed
+                if signals > signals_answered or failed_now:  # asked to stop
+                    signals_answered = signals
                     family.note(child.pid)
                     if asked_at is None:
                         print("\nechomq-viz: stopping the server and its kernels ...", file=sys.stderr, flush=True)
