@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from tornado.websocket import WebSocketClosedError
 import redis
 
 from echomq_viz.core.score import COUNTER_MASK
+from echomq_viz.launcher._app_server import VISITOR_COOKIE
 from echomq_viz.redis_side.server import RedisServer
 from echomq_viz.widgets.bands import JOBS_MAX
 from kernel_socket import KernelSocket, kernel_id_of
@@ -47,8 +49,15 @@ def _kernel(app: Launched, kernel_id: str) -> psutil.Process:
     raise AssertionError(f"no process for kernel {kernel_id}")
 
 
+# Every page here comes from one browser session, as a student's tabs do: it holds at most its
+# share of the class's seats, each new page giving back its stalest kernel. Pages of new visitors
+# each kept a seat until the culler (10 to 15 s after the page left) freed it, and on a fast
+# machine the module's 13 pages filled the class of 8: 503 "The class is full".
+VISITOR = {"Cookie": f"{VISITOR_COOKIE}={secrets.token_urlsafe(16)}"}
+
+
 def _open(app: Launched, notebook: str) -> tuple[str, psutil.Process]:
-    page = app.request("GET", f"/voila/render/{notebook}", timeout=300).decode()
+    page = app.request("GET", f"/voila/render/{notebook}", timeout=300, headers=VISITOR).decode()
     kernel_id = kernel_id_of(page)
     return kernel_id, _kernel(app, kernel_id)
 

@@ -108,8 +108,9 @@ class Launched:
 
     # -- talking to it ------------------------------------------------------------------
 
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 60):
-        headers = {"Authorization": f"token {TOKEN}"} if self.mode == "lab" else {}
+    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 60,
+                headers: dict[str, str] | None = None):
+        headers = {**({"Authorization": f"token {TOKEN}"} if self.mode == "lab" else {}), **(headers or {})}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
