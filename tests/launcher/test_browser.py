@@ -361,9 +361,35 @@ BUSY = 'button.widget-button:disabled, .noUi-target[disabled], .emq-view[aria-bu
 LOOK_JS = f"""el => [el.querySelectorAll({BUSY!r}).length, el.innerText, ({FIGURES_JS})(el).join(' ')]"""
 
 
+# settle() in the page: one call, where a look from here is three through Playwright's driver (find
+# the element, evaluate, let it go), about 15 ms of CPU across four processes for a look that takes
+# under 1 ms in the page. Null when the element left the page (its output drawn again) while watched.
+SETTLE_JS = f"""async (el, [quiet, timeout]) => {{
+    const look = {LOOK_JS};
+    const started = performance.now();
+    let last = JSON.stringify(look(el)), since = started;
+    for (;;) {{
+        await new Promise(resolve => setTimeout(resolve, 50));
+        if (!el.isConnected) return null;
+        const now = look(el), key = JSON.stringify(now);
+        if (key !== last) [last, since] = [key, performance.now()];
+        else if (now[0] === 0 && performance.now() - since >= quiet * 1000) return -1;
+        if (performance.now() - started > timeout * 1000) return now[0];
+    }}
+}}"""
+
+
 def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
     """Wait until the view is done: no control disabled (a Redis call in
     progress) and nothing shown (text, figures) changing for ``quiet`` s."""
+    busy = view.evaluate(SETTLE_JS, [quiet, timeout])
+    if busy is None:  # its element went: look again from here, finding the view anew each time
+        return _settle_from_here(view, timeout, quiet)
+    if busy >= 0:
+        raise AssertionError(f"the view never settled (busy controls: {busy})")
+
+
+def _settle_from_here(view, timeout: float, quiet: float) -> None:
     def look():  # one round trip to the browser per look
         return tuple(view.evaluate(LOOK_JS))
 
@@ -378,6 +404,21 @@ def settle(view, timeout: float = 30, quiet: float = 0.3) -> None:
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"the view never settled (busy controls: {now[0]})")
+
+
+def holds_in_page(scope, condition_js: str, arg, timeout: float) -> bool | None:
+    """Whether ``condition_js`` ((element, arg) => truthy) held on ``scope``'s element within
+    ``timeout`` s, looked at in the page every 20 ms (see SETTLE_JS); None if the element left."""
+    return scope.evaluate(f"""async (el, [arg, timeout]) => {{
+        const holds = {condition_js};
+        const deadline = performance.now() + timeout * 1000;
+        for (;;) {{
+            if (!el.isConnected) return null;
+            if (holds(el, arg)) return true;
+            if (performance.now() > deadline) return false;
+            await new Promise(resolve => setTimeout(resolve, 20));
+        }}
+    }}""", [arg, timeout])
 
 
 # A page view sits in an anywidget's element (no .jupyter-widgets class), one level down.
@@ -464,8 +505,13 @@ def _expect_new_figure(view, slider, before: list[str], how: str, strict: bool) 
     check waits for the change itself: on a loaded machine the kernel may
     answer after any fixed quiet time."""
     if strict and before:
-        wait_until(lambda: _figures(view) != before, 30,
-                   lambda: f"{how} on '{_slider_label(slider)}' changed the readout but not the figure")
+        changed = holds_in_page(view, f"(el, before) => JSON.stringify(({FIGURES_JS})(el)) !== JSON.stringify(before)",
+                                before, 30)
+        message = f"{how} on '{_slider_label(slider)}' changed the readout but not the figure"
+        if changed is None:  # the view was drawn anew while watched
+            wait_until(lambda: _figures(view) != before, 30, message)
+        elif not changed:
+            raise AssertionError(message)
     settle(view)
     return not before or _figures(view) != before
 
@@ -541,7 +587,12 @@ def _answered(own, before: list, how: str, control) -> None:
         return (f"{how} moved '{_slider_label(control)}' to {control.input_value()} but its view showed nothing new: "
                 f"caption {' '.join(caption.split())[:160]!r}, status lines {lines[:200]!r}")
 
-    wait_until(lambda: own.evaluate(VIEW_LOOK_JS) != before, 30, message)
+    changed = holds_in_page(own, f"(view, before) => JSON.stringify(({VIEW_LOOK_JS})(view)) !== JSON.stringify(before)",
+                            before, 30)
+    if changed is None:  # the view was drawn anew while watched
+        wait_until(lambda: own.evaluate(VIEW_LOOK_JS) != before, 30, message)
+    elif not changed:
+        raise AssertionError(message())
 
 
 def press_on_range(page, control, key: str, how: str) -> None:
@@ -864,34 +915,51 @@ def screenshot(page, kind: str, name: str) -> None:
 # -- JupyterLab ----------------------------------------------------------------------------------------
 
 
-def _lab_idle(page) -> bool:
-    return "| Idle" in page.locator("#jp-main-statusbar").inner_text()
+LAB_IDLE_JS = "() => ((document.getElementById('jp-main-statusbar') || {}).innerText || '').includes('| Idle')"
+# Notebook 7's indicator says idle before any kernel is there: a kernel must be named too.
+NOTEBOOK7_IDLE_JS = """() => {
+    const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+    const kernel = document.querySelector('.jp-Toolbar-kernelName');
+    return !!(status && status.dataset.status === 'idle' && kernel && /Python/.test(kernel.textContent));
+}"""
 
 
-def _notebook7_idle(page) -> bool:
-    """Its indicator says idle before any kernel is there: a kernel must be named too."""
-    return page.evaluate("""() => {
-        const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
-        const kernel = document.querySelector('.jp-Toolbar-kernelName');
-        return !!(status && status.dataset.status === 'idle' && kernel && /Python/.test(kernel.textContent));
-    }""")
+def page_holds_within(page, condition_js: str, timeout: float) -> bool:
+    """Whether ``condition_js`` (a function of no argument) held in the page within ``timeout`` s,
+    looked at there every 50 ms in one call (see SETTLE_JS)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(condition_js, timeout=timeout * 1000, polling=50)
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
-def _run_all_in_lab(page, name: str, idle: Callable[[object], bool] = _lab_idle) -> None:
+def wait_for_page(page, condition_js: str, timeout: float, message: Callable[[], str] | str) -> None:
+    """:func:`page_holds_within`, else an AssertionError with ``message``."""
+    if not page_holds_within(page, condition_js, timeout):
+        raise AssertionError(message() if callable(message) else message)
+
+
+def _run_all_in_lab(page, name: str, idle_js: str = LAB_IDLE_JS) -> None:
     """Run > Run All Cells, in JupyterLab or Notebook 7, and wait until every cell ran."""
-    wait_until(lambda: idle(page), 90, f"{name}: the kernel never became idle")
+    wait_for_page(page, idle_js, 90, f"{name}: the kernel never became idle")
     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
     page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
-    prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt")
+    wait_for_page(page, ran_all_js(idle_js), 180, lambda: f"{name}: Run All did not finish: "
+                  f"{page.locator(PROMPTS).evaluate_all('els => els.map(e => e.textContent)')}")
 
-    def texts() -> list[str]:  # textContent: cells out of sight have no innerText
-        return prompts.evaluate_all("els => els.map(e => e.textContent)")
 
-    def finished() -> bool:
-        now = texts()
-        return bool(now) and all(re.search(r"\[\d+\]", text) for text in now) and idle(page)
+PROMPTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt"
 
-    wait_until(finished, 180, lambda: f"{name}: Run All did not finish: {texts()}")
+
+def ran_all_js(idle_js: str = LAB_IDLE_JS) -> str:
+    """Whether every code cell of the notebook shown has run ([n] in its prompt) and the kernel is idle."""
+    return f"""() => {{
+        const texts = [...document.querySelectorAll({PROMPTS!r})].map(e => e.textContent);
+        return texts.length > 0 && texts.every(text => /\\[\\d+\\]/.test(text)) && ({idle_js})();
+    }}"""
 
 
 class _Console:
@@ -1016,7 +1084,7 @@ class TestNotebook7:
         watch = Watch(page)
         with shot_on_failure(page, f"notebook7-{name}"):
             page.goto(f"{notebook7}/notebooks/{name}?token={TOKEN}")
-            _run_all_in_lab(page, name, idle=_notebook7_idle)
+            _run_all_in_lab(page, name, idle_js=NOTEBOOK7_IDLE_JS)
             _wait_views_rendered(page, f"Notebook 7 {name}")
             _error_free(page, f"Notebook 7 {name}")
             _wait_painted(page.locator(".jp-NotebookPanel"), f"Notebook 7 {name}")

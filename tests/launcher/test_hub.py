@@ -50,8 +50,8 @@ from echomq_viz.launcher import cli, lab_settings, notebook_copies
 from echomq_viz.launcher.hub import SINGLEUSER_MODULE
 from echomq_viz.redis_side.server import ENV_URL, RedisServer
 from test_browser import (  # noqa: F401  (browser: a fixture)
-    _error_free, _lab_idle, _need_npm_once, _wait_views_rendered, browser, settle, shot_on_failure,
-    wait_until,
+    LAB_IDLE_JS, _error_free, _need_npm_once, _wait_views_rendered, browser, ran_all_js, settle, shot_on_failure,
+    wait_for_page, wait_until,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,15 +223,12 @@ class TestCourseOnAHub:
                     for name, context in contexts.items()}
             for name, page in labs.items():  # every Run All started before any is waited for
                 with shot_on_failure(page, f"hub-lab-{name}"):
-                    wait_until(lambda: _lab_idle(page), 120, f"JupyterLab {name}: the kernel never became idle")
+                    wait_for_page(page, LAB_IDLE_JS, 120, f"JupyterLab {name}: the kernel never became idle")
                     page.locator(".lm-MenuBar-itemLabel:text-is('Run')").click()
                     page.locator(".lm-Menu-itemLabel:text-is('Run All Cells')").click()
             for name, page in labs.items():
                 with shot_on_failure(page, f"hub-lab-{name}"):
-                    prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt")
-                    wait_until(lambda: all(re.search(r"\[\d+\]", text) for text in prompts.evaluate_all(
-                        "els => els.map(e => e.textContent)")) and _lab_idle(page), 180,
-                        f"JupyterLab {name}: Run All did not finish")
+                    wait_for_page(page, ran_all_js(), 180, f"JupyterLab {name}: Run All did not finish")
                     _wait_views_rendered(page, f"JupyterLab {name}")
                     _own_answer(page, name, "JupyterLab")
                     assert page.locator(".Toastify__toast").filter(has_text="news").count() == 0, "news toast"

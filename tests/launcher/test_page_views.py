@@ -59,8 +59,8 @@ from page_runner import page_calls
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (browser, served, lab, page, exported, axe_script: test_browser's fixtures)
     CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, _error_free, axe_script, browser, check_offline_page,
-    exported, lab, offline_tab, page, run_all_and_check_in_lab, served, shot_on_failure, step_both_ways, wait_until)
-from conftest import wait_until as holds_within  # True or False at the deadline (test_browser's raises)
+    exported, lab, offline_tab, page, page_holds_within, run_all_and_check_in_lab, served, shot_on_failure,
+    step_both_ways, wait_for_page, wait_until)
 from test_cli import TOKEN
 
 pytestmark = pytest.mark.slow  # real browsers on real servers
@@ -366,8 +366,9 @@ def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
     widget state only if it trusts it: ``echomq-viz lab`` signs the shipped notebooks
     (launcher/trust.py), and ``served`` holds them byte for byte."""
     stored = _stored_page_views(name)
-    views = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view")
-    if not holds_within(lambda: views.count() > 0, FIRST_SHOWN_S):
+    shown = ".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view"
+    views = page.locator(shown)
+    if not page_holds_within(page, f"() => document.querySelectorAll({shown!r}).length > 0", FIRST_SHOWN_S):
         # JupyterLab's widget manager now and then shows none of a notebook's stored views on
         # the first open after a page load, when the kernel connects late (a loaded machine):
         # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
@@ -376,7 +377,7 @@ def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
         watch.tolerate_so_far(STORED_VIEW_ERRORS)
         _open_in_lab(page, lab, name)
     # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
-    wait_until(lambda: views.count() == len(stored), 180, lambda: (
+    wait_for_page(page, f"() => document.querySelectorAll({shown!r}).length === {len(stored)}", 180, lambda: (
         f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
         "(JupyterLab renders stored widgets only in a trusted notebook)"))
     to_press: list[list[_Press]] = []  # each view's controls, in its order
