@@ -292,6 +292,50 @@ def page(browser):
     context.close()
 
 
+class SharedTab:
+    """One tab that the tests of a class take in turn, each loading its own page into it: the tab's
+    renderer keeps the code it compiled, so JupyterLab loads in 2.6 to 3.4 CPU-s of Chromium
+    instead of 5.2 to 6.2 in a new context. It stands for the page (every attribute is the
+    page's); the handlers a test adds (``on``) go when it leaves (:meth:`leave`), and the tab is
+    left on about:blank: the next test loads into an empty tab, watched only by its own handlers."""
+
+    def __init__(self, tab) -> None:
+        self._tab, self._handlers = tab, []
+        # leaving a notebook that Run All changed asks "leave this page?" (beforeunload): yes
+        tab.on("dialog", lambda dialog: dialog.accept() if dialog.type == "beforeunload" else dialog.dismiss())
+
+    def __getattr__(self, name: str):
+        return getattr(self._tab, name)
+
+    def on(self, event: str, handler) -> None:
+        self._handlers.append((event, handler))
+        self._tab.on(event, handler)
+
+    def leave(self) -> None:
+        self._tab.goto("about:blank")
+        for event, handler in self._handlers:
+            self._tab.remove_listener(event, handler)
+        self._handlers.clear()
+
+
+@pytest.fixture(scope="class")
+def shared_tab(browser):
+    """A :class:`SharedTab` for a class's tests (as :func:`page`, one browser context)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    tab = context.new_page()
+    tab.set_default_timeout(30_000)
+    yield SharedTab(tab)
+    context.close()
+
+
+@pytest.fixture
+def page_in_shared_tab(shared_tab):
+    """The class's :class:`SharedTab`, for one test: a class whose pages load one at a time
+    takes it as its ``page``."""
+    yield shared_tab
+    shared_tab.leave()
+
+
 @contextlib.contextmanager
 def shot_on_failure(tab, label: str):
     """On a failure, keep what the browser showed: ``FAILED-<label>.png``
@@ -1016,6 +1060,10 @@ def run_all_and_check_in_lab(page, name: str, watch: Watch) -> None:
 class TestVoila:
     """Every notebook as a page of the app (``echomq-viz app``), its views used, axe-core on it."""
 
+    @pytest.fixture
+    def page(self, page_in_shared_tab):
+        return page_in_shared_tab
+
     def test_index(self, app, page, axe_script):
         """The front page: a card per notebook with its title, in path order; nothing asked of
         another host, nothing in the console. The app capped its kernels' demo queues on its own
@@ -1075,6 +1123,10 @@ class TestNotebook7:
     JupyterLab (``test_page_views.TestInJupyterLab``); the full checks (every slider and control, layout
     at two sizes, questions before answers) run there, in the app and on the
     offline pages."""
+
+    @pytest.fixture
+    def page(self, page_in_shared_tab):
+        return page_in_shared_tab
 
     @pytest.mark.parametrize("number", NOTEBOOK7_SMOKE)
     def test_notebook_runs_and_its_first_control_moves(self, notebook7, page, number):

@@ -57,10 +57,11 @@ from echomq_viz.widgets.frontier import FRONTIER_PRIORITIES, FrontierView
 from echomq_viz.widgets.hero import HeroView
 from page_runner import page_calls
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
-from test_browser import (  # noqa: F401 (browser, served, lab, page, exported, axe_script: test_browser's fixtures)
+from test_browser import (  # noqa: F401 (test_browser's fixtures: browser, served, lab, page, shared_tab,
+    # page_in_shared_tab, exported, axe_script)
     CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, _error_free, axe_script, browser, check_offline_page,
-    exported, lab, offline_tab, page, page_holds_within, run_all_and_check_in_lab, served, shot_on_failure,
-    step_both_ways, wait_for_page, wait_until)
+    exported, lab, offline_tab, page, page_holds_within, page_in_shared_tab, run_all_and_check_in_lab, served, shared_tab,
+    shot_on_failure, step_both_ways, wait_for_page, wait_until)
 from test_cli import TOKEN
 
 pytestmark = pytest.mark.slow  # real browsers on real servers
@@ -455,6 +456,10 @@ class TestInJupyterLab:
     and the checks every front end gets (``test_browser.run_all_and_check_in_lab``); then, for each
     page view with a live switch, what a drag costs the kernel (:func:`_a_drag_costs_the_kernel_nothing`).
     One load, one kernel, each check on the state the one before left, as a reader meets them."""
+
+    @pytest.fixture
+    def page(self, page_in_shared_tab):
+        return page_in_shared_tab
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
     def test_notebook(self, lab, served, page, name):
