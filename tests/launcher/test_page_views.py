@@ -59,9 +59,9 @@ from page_runner import page_calls
 from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (test_browser's fixtures: browser, served, lab, page, shared_tab,
     # page_in_shared_tab, exported, axe_script)
-    CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, _error_free, axe_script, browser, check_offline_page,
-    exported, lab, offline_tab, page, page_holds_within, page_in_shared_tab, run_all_and_check_in_lab, served, shared_tab,
-    shot_on_failure, step_both_ways, wait_for_page, wait_until)
+    CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, SharedTab, _error_free, axe_script, browser,
+    check_offline_page, exported, lab, offline_tab, page, page_holds_within, page_in_shared_tab, run_all_and_check_in_lab,
+    served, shared_tab, shot_on_failure, step_both_ways, wait_for_page, wait_until)
 from test_cli import TOKEN
 
 pytestmark = pytest.mark.slow  # real browsers on real servers
@@ -517,6 +517,14 @@ def _draws_what_python_computes(tab, case: PageViewCase, tmp_path: Path) -> None
         assert not differs, f"{where}: the drawing is not the still of Python's state: {differs}"
 
 
+@pytest.fixture(scope="class")
+def offline(browser):
+    """One offline tab for a class (test_browser.SharedTab), and the list of what it asked."""
+    context, tab, asked = offline_tab(browser)
+    yield SharedTab(tab), asked
+    context.close()
+
+
 class TestOnTheOfflinePage:
     """``echomq-viz export --no-execute``'s pages, which draw with no kernel at all: each opened from
     disk once, with every network request refused, for the checks every offline page gets
@@ -545,9 +553,10 @@ class TestOnTheOfflinePage:
             assert not remote, f"{path.name} loads scripts from the network: {remote}"
 
     @pytest.mark.parametrize("name", NOTEBOOKS)
-    def test_page_renders_offline_and_draws_what_python_computes(self, browser, exported, axe_script, name,
+    def test_page_renders_offline_and_draws_what_python_computes(self, offline, exported, axe_script, name,
                                                                   tmp_path):
-        context, tab, asked = offline_tab(browser)
+        tab, asked = offline
+        asked.clear()
         watch = Watch(tab)
         try:
             with shot_on_failure(tab, f"offline-{name}"):
@@ -557,4 +566,4 @@ class TestOnTheOfflinePage:
                         _draws_what_python_computes(tab, case, tmp_path)
             assert not watch.problems(), f"offline {name}:\n" + "\n".join(watch.problems())
         finally:
-            context.close()
+            tab.leave()
