@@ -60,8 +60,8 @@ from page_checks import STORED_VIEW_ERRORS, Watch, check_page, close_lab_sidebar
 from test_browser import (  # noqa: F401 (test_browser's fixtures: browser, served, lab, page, shared_tab,
     # page_in_shared_tab, exported, axe_script)
     CAPTION, NOTEBOOK_DIR, NOTEBOOKS, SCREENSHOTS, SWITCHES, SharedTab, _error_free, axe_script, browser,
-    check_offline_page, exported, lab, offline_tab, page, page_holds_within, page_in_shared_tab, run_all_and_check_in_lab,
-    served, shared_tab, shot_on_failure, step_both_ways, wait_for_page, wait_until)
+    check_offline_page, exported, lab, offline_tab, page, page_holds_within, page_in_shared_tab,
+    run_all_and_check_in_lab, served, shared_tab, shot_on_failure, step_both_ways, wait_for_page, wait_until)
 from test_cli import TOKEN
 
 pytestmark = pytest.mark.slow  # real browsers on real servers
