@@ -312,10 +312,10 @@ class SharedTab:
         self._tab.on(event, handler)
 
     def leave(self) -> None:
-        self._tab.goto("about:blank")
         for event, handler in self._handlers:
             self._tab.remove_listener(event, handler)
         self._handlers.clear()
+        self._tab.goto("about:blank")
 
 
 @pytest.fixture(scope="class")
