@@ -381,10 +381,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # The units (a module, a class, a notebook) that take longest, about longest first: handed out
 # first, they run beside the many short ones instead of after them, where a unit of half a minute
 # kept one worker busy alone at the end of the run (--durations=60 in a clean clone).
-LONGEST_FIRST = ("test_browser.py", "test_page_views.py", "test_explore_command.py", "test_hub.py", "test_notebooks.py", "test_notebooks_shared.py",
-                 "test_classroom_bench.py", "test_peers.py", "test_workers.py", "test_app_untrusted_page.py",
+# After the browsers, the long units that wait more than they compute (a culled kernel's lease, a
+# silent seat, servers stopped and started) alternate with those that compute: at the end of the
+# run, with only each other left, the waiting ones had left the two cores a third idle.
+LONGEST_FIRST = ("test_browser.py", "test_page_views.py",
+                 "test_app_untrusted_page.py", "test_explore_command.py", "test_cli.py", "test_hub.py",
+                 "test_server.py", "test_notebooks.py", "test_seats.py", "test_notebooks_shared.py",
+                 "test_app_server.py", "test_peers.py", "test_classroom_bench.py", "test_workers.py",
                  # notebook 10 under nbval (30 s; the notebooks come last in the folders' order)
-                 "10-the-queues-people-run.ipynb", "test_refresh.py", "test_cli.py",
+                 "10-the-queues-people-run.ipynb", "test_refresh.py",
                  "test_packaging.py",
                  # and the quick part's longest (seconds each): test_widgets, last in the folders' order, ran alone at its end
                  "test_widgets.py", "test_bad_input.py")
