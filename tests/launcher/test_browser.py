@@ -465,6 +465,18 @@ def holds_in_page(scope, condition_js: str, arg, timeout: float) -> bool | None:
     }}""", [arg, timeout])
 
 
+def wait_for_change(scope, look_js: str, before, timeout: float, message: Callable[[], str] | str) -> None:
+    """Wait until ``look_js`` (element => value) on ``scope``'s element gives other than ``before``,
+    looked at in the page (:func:`holds_in_page`); where the element is drawn anew while watched,
+    from here, finding it anew each look. Else an AssertionError with ``message``."""
+    changed = holds_in_page(scope, f"(el, before) => JSON.stringify(({look_js})(el)) !== JSON.stringify(before)",
+                            before, timeout)
+    if changed is None:
+        wait_until(lambda: scope.evaluate(look_js) != before, timeout, message)
+    elif not changed:
+        raise AssertionError(message() if callable(message) else message)
+
+
 # A page view sits in an anywidget's element (no .jupyter-widgets class), one level down.
 RENDERED_VIEWS = ".jp-OutputArea-output:has(> .jupyter-widgets, > .jupyter-matplotlib, .emq-view)"
 
@@ -549,13 +561,8 @@ def _expect_new_figure(view, slider, before: list[str], how: str, strict: bool) 
     check waits for the change itself: on a loaded machine the kernel may
     answer after any fixed quiet time."""
     if strict and before:
-        changed = holds_in_page(view, f"(el, before) => JSON.stringify(({FIGURES_JS})(el)) !== JSON.stringify(before)",
-                                before, 30)
-        message = f"{how} on '{_slider_label(slider)}' changed the readout but not the figure"
-        if changed is None:  # the view was drawn anew while watched
-            wait_until(lambda: _figures(view) != before, 30, message)
-        elif not changed:
-            raise AssertionError(message)
+        wait_for_change(view, FIGURES_JS, before, 30,
+                        lambda: f"{how} on '{_slider_label(slider)}' changed the readout but not the figure")
     settle(view)
     return not before or _figures(view) != before
 
@@ -631,12 +638,7 @@ def _answered(own, before: list, how: str, control) -> None:
         return (f"{how} moved '{_slider_label(control)}' to {control.input_value()} but its view showed nothing new: "
                 f"caption {' '.join(caption.split())[:160]!r}, status lines {lines[:200]!r}")
 
-    changed = holds_in_page(own, f"(view, before) => JSON.stringify(({VIEW_LOOK_JS})(view)) !== JSON.stringify(before)",
-                            before, 30)
-    if changed is None:  # the view was drawn anew while watched
-        wait_until(lambda: own.evaluate(VIEW_LOOK_JS) != before, 30, message)
-    elif not changed:
-        raise AssertionError(message())
+    wait_for_change(own, VIEW_LOOK_JS, before, 30, message)
 
 
 def press_on_range(page, control, key: str, how: str) -> None:
