@@ -7,12 +7,15 @@ by nobody but this process (stderr of a worker is never shown to a reader).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from typing import Any, Sequence
 
 from echomq_viz.redis_side._process import die_with_parent
@@ -20,7 +23,8 @@ from echomq_viz.peers.base import need
 from echomq_viz.peers.workers import Deployment
 
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
-           "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "KOMBU_REDIS_DOCS", "celery_settings", "celery_conf"]
+           "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "KOMBU_REDIS_DOCS", "celery_settings", "celery_conf",
+           "stop_every_worker"]
 
 CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
 CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
@@ -55,6 +59,46 @@ def celery_settings(*, steps: bool = False, prefetch: int | None = None, max_pri
     return tuple(settings)
 
 
+# Every worker this process started and has not stopped, for stop_every_worker.
+_WORKERS: set[subprocess.Popen] = set()
+_WORKERS_LOCK = threading.Lock()
+_WORKERS_STOPPED = False
+
+
+def _stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
+    """SIGTERM to each running process's group; SIGKILL to the groups of those still up ``grace`` s later."""
+    running = [p for p in processes if p.poll() is None]
+    for process in running:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in running:
+        try:
+            process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
+
+
+def stop_every_worker() -> int:
+    """Stop every worker this process started and has not stopped, as each run's own stop
+    does (SIGTERM, SIGKILL after the grace), all at once; from then on no worker starts here.
+    Returns how many were running.
+
+    For a process told to stop while its runs are under way (``python -m
+    echomq_viz.peers.findings`` when the app that started it is killed). Without it each worker
+    got only the SIGTERM its starter's death sends, and stopped warm after its private Redis was
+    gone: Celery's worker went on trying to reach that broker, past 30 s on a loaded machine."""
+    global _WORKERS_STOPPED
+    with _WORKERS_LOCK:
+        _WORKERS_STOPPED = True
+        running = [p for p in _WORKERS if p.poll() is None]
+        _WORKERS.clear()
+    _stop_groups(running, _Process.STOP_GRACE_S)
+    return len(running)
+
+
 class _Process(Deployment):
     """A worker that is a process of its own, stopped with SIGTERM (SIGKILL if it lingers)."""
 
@@ -62,11 +106,16 @@ class _Process(Deployment):
 
     def _spawn(self, argv: Sequence[str], socket: str, extra_env: dict | None = None) -> None:
         env = {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})}
-        # its own process group (stopped as a whole), ended by the kernel's death too (SIGTERM
-        # when the thread that started it dies), so no worker outlives the notebook
-        self.process = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True,
-                                        preexec_fn=die_with_parent(signal.SIGTERM))
+        with _WORKERS_LOCK:
+            if _WORKERS_STOPPED:
+                raise RuntimeError("this process is stopping its workers: no new worker starts")
+            # its own process group (stopped as a whole), ended by the kernel's death too (SIGTERM
+            # when the thread that started it dies), so no worker outlives the notebook
+            self.process = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))
+            _WORKERS.difference_update([p for p in _WORKERS if p.poll() is not None])
+            _WORKERS.add(self.process)
 
     # A worker still up this long after SIGTERM is killed. The run is recorded by then and its
     # private server stops next; RQ's worker sometimes hangs at a warm shutdown, joining its
@@ -74,13 +123,10 @@ class _Process(Deployment):
     STOP_GRACE_S = 3.0
 
     def _stop_process(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(self.STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(5)
+        if self.process is not None:
+            _stop_groups([self.process], self.STOP_GRACE_S)
+            with _WORKERS_LOCK:
+                _WORKERS.discard(self.process)
         self.process = None
 
     def stop(self) -> None:

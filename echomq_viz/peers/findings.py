@@ -267,9 +267,26 @@ def prepare_in_background() -> subprocess.Popen:
                             preexec_fn=die_with_parent(signal.SIGTERM))
 
 
+def _make(fresh: bool) -> None:
+    """The runs (made, or found kept) and the growth figure, drawn once: no visitor's kernel loads matplotlib."""
+    peer_findings(fresh=fresh)
+    from echomq_viz.peers.growth import load_growth
+    from echomq_viz.peers.view import growth_png
+
+    growth_png(load_growth())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Make (or find) the findings for the notebook's workload, and the growth figure; one line says where."""
+    """Make (or find) the findings for the notebook's workload, and the growth figure; one line says where.
+
+    The work runs in a thread of its own while this (the main) thread listens for a stop: Ctrl-C,
+    or the SIGTERM this process gets when the app that started it ends, kill -9 included. A stop
+    ends every worker the runs started, SIGKILL after a grace (:func:`.deployments.stop_every_worker`),
+    then this process at once; the private servers go with it (their supervisors watch it)."""
     import argparse
+    import threading
+
+    from echomq_viz.redis_side._process import StopSignals
 
     parser = argparse.ArgumentParser(prog="python -m echomq_viz.peers.findings",
                                      description="Make notebook 10's runs once for the installed versions.")
@@ -277,11 +294,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     path = cache_path(workload())
-    peer_findings(fresh=args.fresh)
-    from echomq_viz.peers.growth import load_growth
-    from echomq_viz.peers.view import growth_png
+    failed: list[BaseException] = []
 
-    growth_png(load_growth())  # the growth figure too, drawn once: no visitor's kernel loads matplotlib
+    def work() -> None:
+        try:
+            _make(args.fresh)
+        except BaseException as error:  # raised again in the main thread
+            failed.append(error)
+
+    with StopSignals() as stop:
+        making = threading.Thread(target=work, name="echomq-viz-findings", daemon=True)
+        making.start()
+        while making.is_alive():
+            if stop.wait(0.25):
+                from echomq_viz.peers.deployments import stop_every_worker
+
+                stopped = stop_every_worker()
+                print(f"notebook 10's runs: stopped before they were made ({stopped} worker(s) ended)",
+                      file=sys.stderr, flush=True)
+                # at once: the runs' threads would wait for workers that are gone
+                os._exit(128 + stop.received[0])
+    if failed:
+        raise failed[0]
     print(f"notebook 10's runs: {path} ({time.perf_counter() - started:.1f} s)")
     return 0
 

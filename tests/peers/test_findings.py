@@ -131,3 +131,55 @@ def test_the_app_can_make_them_ahead_in_a_child_that_finds_them_kept(monkeypatch
     child = found_mod.prepare_in_background()
     assert child.wait(60) == 0
     assert path.stat().st_mtime_ns == before  # read, not made again
+
+
+# A findings process whose runs have started a worker that does not stop on SIGTERM, as Celery's
+# warm shutdown does not while it waits for a broker that is gone (its private Redis went with
+# the killed app). The process then waits as its runs would.
+STUBBORN_RUNS = """
+import sys, time
+from echomq_viz.peers import findings
+from echomq_viz.peers.deployments import CeleryDeployment
+
+def runs(fresh):
+    worker = CeleryDeployment()
+    worker._spawn([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                   "print('stubborn worker', flush=True); time.sleep(600)"], socket="unused")
+    print(worker.process.pid, flush=True)
+    time.sleep(600)
+
+findings._make = runs
+sys.exit(findings.main([]))
+"""
+
+
+@pytest.mark.slow
+def test_a_stopped_findings_process_ends_its_workers_even_one_that_ignores_sigterm(tmp_path):
+    """The SIGTERM the app's death sends ``python -m echomq_viz.peers.findings`` (or a Ctrl-C) ends
+    its workers too: SIGTERM to each, then SIGKILL after the grace; the process exits at once with
+    one line on stderr. Before, the worker got only a SIGTERM of its own, and outlived the run."""
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+    from conftest import wait_until
+    from echomq_viz.peers.deployments import CeleryDeployment
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = subprocess.Popen([sys.executable, "-c", STUBBORN_RUNS], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    worker = None
+    try:
+        worker = psutil.Process(int(runs.stdout.readline()))
+        assert wait_until(lambda: "stubborn" in " ".join(worker.cmdline()), 10)
+        runs.send_signal(signal.SIGTERM)
+        assert runs.wait(CeleryDeployment.STOP_GRACE_S + 20) == 128 + signal.SIGTERM
+        gone = wait_until(lambda: not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE, 10)
+        assert gone, "the worker outlived the findings process that was told to stop"
+        assert runs.stderr.read().strip() == "notebook 10's runs: stopped before they were made (1 worker(s) ended)"
+    finally:
+        runs.kill()
+        runs.wait(10)
+        if worker is not None and worker.is_running():
+            worker.kill()
