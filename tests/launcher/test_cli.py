@@ -727,7 +727,8 @@ def test_a_killed_launcher_leaves_a_folder_the_next_run_deletes(tiny_notebooks, 
             os.kill(run.proc.pid, signal.SIGKILL)
             run.proc.wait(30)
             run.stop()
-        wait_for(lambda: not Launched.still_running(family), 30, "the killed run's processes to end")
+        wait_for(lambda: not Launched.still_running(family), 30, lambda: "the killed run's processes to end; "
+                 "still running:\n" + "\n".join(Launched.still_running(family)))
         assert run_dir.is_dir(), "nothing was left behind: the test shows nothing"
 
         others = tmp / "echomq-viz-lab-nobody"  # another user's, its owner dead too

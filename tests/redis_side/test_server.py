@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Callable
 
 import psutil
 import pytest
@@ -381,15 +382,16 @@ def test_connect_accepts_a_read_only_acl_user(binary, port):
 # -- a redis-server that dies is noticed ---------------------------------------------------------
 
 
-def wait_for(predicate, timeout: float, what: str):
-    """The first true value of ``predicate()`` within ``timeout`` seconds."""
+def wait_for(predicate, timeout: float, what: str | Callable[[], str]):
+    """The first true value of ``predicate()`` within ``timeout`` seconds; else an
+    AssertionError naming ``what`` (a callable: asked then, to say what is still so)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
 
 
 def test_a_killed_redis_server_is_noticed_not_left_a_zombie(binary):
