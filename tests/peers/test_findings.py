@@ -171,12 +171,22 @@ def test_a_stopped_findings_process_ends_its_workers_even_one_that_ignores_sigte
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     worker = None
     try:
-        worker = psutil.Process(int(runs.stdout.readline()))
-        assert wait_until(lambda: "stubborn" in " ".join(worker.cmdline()), 10)
+        line = runs.stdout.readline()
+        if not line.strip().isdigit():
+            runs.kill()
+            pytest.fail(f"the runs started no worker: {line!r} {runs.stderr.read()[-2000:]}")
+        worker = psutil.Process(int(line))
+        assert "stubborn" in " ".join(worker.cmdline())
         runs.send_signal(signal.SIGTERM)
         assert runs.wait(CeleryDeployment.STOP_GRACE_S + 20) == 128 + signal.SIGTERM
-        gone = wait_until(lambda: not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE, 10)
-        assert gone, "the worker outlived the findings process that was told to stop"
+
+        def gone() -> bool:
+            try:
+                return not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:  # reaped between the two looks
+                return True
+
+        assert wait_until(gone, 10), "the worker outlived the findings process that was told to stop"
         assert runs.stderr.read().strip() == "notebook 10's runs: stopped before they were made (1 worker(s) ended)"
     finally:
         runs.kill()
