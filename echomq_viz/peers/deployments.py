@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Sequence
 
-from echomq_viz.redis_side._process import die_with_parent
+from echomq_viz.redis_side._process import die_with_parent, kill_group
 from echomq_viz.peers.base import need
 from echomq_viz.peers.workers import Deployment
 
@@ -76,8 +76,7 @@ def _stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
         try:
             process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            kill_group(process.pid)
             process.wait(5)
 
 
