@@ -1,19 +1,25 @@
 """Notebook 10's runs made once per set of installed versions and read by every kernel
 (echomq_viz.peers.findings): kept as JSON that gives back equal runs, made by one process at a
-time, made again when a version or a source changes, and private to the user."""
+time, made again when a version or a source changes, private to the user; a stopped run ends
+its workers."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
 
+import psutil
 import pytest
 
-from conftest import assert_refused
+from conftest import assert_refused, wait_until
 from echomq_viz.peers import findings as found_mod
+from echomq_viz.peers.deployments import CeleryDeployment
 from echomq_viz.peers.findings import Findings, cache_key, cache_path, decode, encode, peer_findings
 from echomq_viz.peers.observe import OpSummary
 from echomq_viz.peers.runs import PeerRun
@@ -158,14 +164,6 @@ def test_a_stopped_findings_process_ends_its_workers_even_one_that_ignores_sigte
     """The SIGTERM the app's death sends ``python -m echomq_viz.peers.findings`` (or a Ctrl-C) ends
     its workers too: SIGTERM to each, then SIGKILL after the grace; the process exits at once with
     one line on stderr. Before, the worker got only a SIGTERM of its own, and outlived the run."""
-    import signal
-    import subprocess
-    import sys
-
-    import psutil
-    from conftest import wait_until
-    from echomq_viz.peers.deployments import CeleryDeployment
-
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     runs = subprocess.Popen([sys.executable, "-c", STUBBORN_RUNS], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
