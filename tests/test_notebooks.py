@@ -71,14 +71,6 @@ class ProcessWatch:
         self._stop.set()
         self._thread.join(5)
 
-    def started(self, fragment: str) -> list[int]:
-        """Pids whose command line contains ``fragment``."""
-        return [pid for (pid, _), cmd in self.seen.items() if fragment in cmd]
-
-    def started_program(self, name: str) -> list[int]:
-        """Pids whose program (first word of the command line) is ``name``."""
-        return [pid for (pid, _), cmd in self.seen.items() if os.path.basename(cmd.split(" ")[0]) == name]
-
     def alive(self) -> dict[int, str]:
         table = proc_table()
         return {pid: cmd for (pid, start), cmd in self.seen.items()
@@ -172,14 +164,6 @@ from nbclient import NotebookClient
 from echomq_viz.launcher._kernel_channels import private_kernel_config
 from echomq_viz.redis_side._process import cmdline, descendants, proc_table
 
-workdir, paths = sys.argv[1], sys.argv[2:]
-for path in paths:
-    nb = nbformat.read(path, as_version=4)
-    with private_kernel_config() as config:
-        NotebookClient(nb, timeout=180, kernel_name="python3", shutdown_kernel="immediate", config=config,
-                       resources={"metadata": {"path": workdir}}).execute()
-print("executed", len(paths), flush=True)
-
 def below_me():
     table, me = proc_table(), os.getpid()
     found = {}
@@ -192,6 +176,18 @@ def below_me():
         if line:  # "" once it has ended
             found[pid] = line
     return found
+
+workdir, paths = sys.argv[1], sys.argv[2:]
+for path in paths:
+    nb = nbformat.read(path, as_version=4)
+    with private_kernel_config() as config:
+        client = NotebookClient(nb, timeout=180, kernel_name="python3", shutdown_kernel="immediate",
+                                config=config, resources={"metadata": {"path": workdir}})
+        with client.setup_kernel():  # leaving it kills the kernel
+            for index, cell in enumerate(nb.cells):
+                client.execute_cell(cell, index)
+            print("running", json.dumps(below_me()), flush=True)  # what the kill must take down
+print("executed", len(paths), flush=True)
 
 deadline = time.monotonic() + 20
 left = below_me()
@@ -227,10 +223,15 @@ def test_no_redis_or_kernel_outlives_notebooks_whose_kernel_is_killed(tmp_path):
         runner = subprocess.run([sys.executable, "-c", RUNNER, str(tmp_path), str(consume), str(truncated)],
                                 env=env, capture_output=True, text=True, timeout=400)
     assert runner.returncode == 0, runner.stderr[-3000:]
-    executed, report = runner.stdout.strip().splitlines()[-2:]
+    *running, executed, report = runner.stdout.strip().splitlines()[-4:]
     assert executed == "executed 2"
     assert json.loads(report) == {}, f"left behind after the kernels were killed: {report}"
-    # The watch saw what there was to leave behind: two kernels, 2 + 3 servers.
-    assert len(watch.started("ipykernel")) >= 2, watch.seen
-    assert len(watch.started_program("redis-server")) >= 5, watch.seen
+    # There was something to leave behind: as each kernel was killed, it ran with
+    # its own server, and 07's with three cluster nodes besides.
+    for line, servers in zip(running, (1, 4)):
+        word, found = line.split(" ", 1)
+        commands = json.loads(found).values()
+        programs = [os.path.basename(command.split(" ")[0]) for command in commands]
+        assert word == "running" and programs.count("redis-server") == servers, line
+        assert sum("ipykernel" in command for command in commands) == 1, line
     assert wait_until(lambda: not watch.alive(), 5), watch.alive()
