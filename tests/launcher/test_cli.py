@@ -266,9 +266,12 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path):
         assert _redis_servers(family), f"no redis-server under the launcher: {family}"
         assert any("jupyterlab" in cmd for _, cmd in family.values())
         assert all(ENV_INSPECT not in psutil.Process(pid).environ() for pid in _kernels(family))  # lab: unset
-        # the news toast is switched off for this run only
+        # the news toast and the build check are switched off for this run only
         page = lab.request("GET", f"/lab?token={TOKEN}").decode()
-        assert "@jupyterlab/apputils-extension:announcements" in page
+        config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                      page, re.S).group(1))
+        assert config["disabledExtensions"] == ["@jupyterlab/apputils-extension:announcements"]
+        assert (config["buildCheck"], config["buildAvailable"]) == (False, False)
         assert os.path.isdir(lab.redis_dir)
         for pid in _kernels(family):
             _assert_on_private_unix_sockets(pid)

@@ -470,5 +470,6 @@ def test_singleuser_env_puts_the_template_and_a_quiet_lab_first(tmp_path, monkey
     env = singleuser_env(tmp_path)
     assert env["JUPYTER_PATH"] == str(TEMPLATE_ROOT)
     assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(tmp_path), "/operators/config"]
-    disabled = json.loads((tmp_path / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
-    assert disabled == {plugin: True for plugin in lab_settings.LAB_DISABLED_PLUGINS}
+    page_config = json.loads((tmp_path / "labconfig" / "page_config.json").read_text())
+    assert page_config["disabledExtensions"] == {plugin: True for plugin in lab_settings.LAB_DISABLED_PLUGINS}
+    assert (page_config["buildCheck"], page_config["buildAvailable"]) == (False, False)
