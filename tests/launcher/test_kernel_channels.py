@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 
 from echomq_viz.launcher import _kernel_channels as kernel_channels
 from echomq_viz.launcher._kernel_channels import (IPC_PATH_MAX, KERNEL_FOLDER_PREFIX, SHORT_ROOTS, ipc_options,
-                                                  ipc_problem, ipc_works, runtime_dir, socket_folder, warm_font_cache)
+                                                  font_cache_is_current, ipc_problem, ipc_works, runtime_dir,
+                                                  socket_folder, warm_font_cache)
 from echomq_viz.redis_side._process import OWNER_FILE, cmdline
 
 SOCKET_NAME = len("/kernel-") + 36 + len("-ipc-5")  # a kernel's longest socket name
@@ -64,8 +66,32 @@ def test_the_font_cache_is_built_before_any_kernel_needs_it(tmp_path):
     assert json.loads(fontlists[0].read_text())["ttflist"]
 
 
+def test_a_font_cache_made_since_matplotlib_was_installed_starts_no_process(tmp_path, monkeypatch):
+    """The warm-up's process costs a third of a second of CPU at every launcher start: where the
+    cache is there and newer than Matplotlib's files, none starts; where it is older, one does."""
+    started = []
+    monkeypatch.setattr(kernel_channels.subprocess, "run", lambda argv, **kwargs: started.append(argv) or
+                        subprocess.CompletedProcess(argv, 0))
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    assert not font_cache_is_current(env)  # a new home
+    assert warm_font_cache(env) and len(started) == 1
+    (tmp_path / "mpl").mkdir()
+    fontlist = tmp_path / "mpl" / "fontlist-v390.json"
+    fontlist.write_text("{}")
+    assert font_cache_is_current(env)
+    assert warm_font_cache(env) and len(started) == 1
+    os.utime(fontlist, (0, 0))  # made before this Matplotlib was installed
+    assert not font_cache_is_current(env)
+    assert warm_font_cache(env) and len(started) == 2
+    # the folder Matplotlib documents, when MPLCONFIGDIR is not set
+    plain = {k: v for k, v in env.items() if k != "MPLCONFIGDIR"}
+    assert kernel_channels._font_cache_folder({**plain, "XDG_CACHE_HOME": "/c"}) == Path("/c/matplotlib")
+    bare = {k: v for k, v in plain.items() if k != "XDG_CACHE_HOME"}
+    assert kernel_channels._font_cache_folder({**bare, "HOME": "/h"}) == Path("/h/.cache/matplotlib")
+
+
 def test_a_font_cache_that_cannot_be_built_is_reported_not_raised(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "MPLCONFIGDIR": str(tmp_path / "new-home")}
     (tmp_path / "matplotlib").mkdir()
     (tmp_path / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
     assert warm_font_cache(env) is False
