@@ -25,6 +25,7 @@ EVALSHA (Redis 6.2, a private server, a cluster, a source the library lacks).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -66,11 +67,15 @@ class RedisTooOld(RuntimeError):
         return [f"{type(self).__name__}: {self}"]
 
 
+# Both read a whole assembled source (up to 30 KB; the regex takes about half a millisecond):
+# kept per source, since every Scripts() binds each of its scripts anew and the sources are few.
+@functools.lru_cache(maxsize=256)
 def function_name(source: str) -> str:
     """The library's name for ``source``: ``emq_`` and its SHA-1, as EVALSHA names it."""
     return "emq_" + hashlib.sha1(source.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)
 def called_commands(source: str) -> tuple[frozenset[str], bool]:
     """The Redis commands ``source`` calls by name (upper case), and whether it
     also calls one named by a variable (``rcall(pushCmd, ...)``)."""

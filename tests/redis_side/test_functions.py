@@ -14,7 +14,8 @@ from echomq_viz.experiments.designs import DESIGNS, design_source
 from echomq_viz.experiments.live import past_the_limit_source
 from echomq_viz.redis_side import functions, variants
 from echomq_viz.redis_side.functions import (
-    LIBRARY, MAX_ARG_BYTES, MAX_ARGS, RedisTooOld, ScriptCall, function_flags, function_name, library_code,
+    LIBRARY, MAX_ARG_BYTES, MAX_ARGS, RedisTooOld, ScriptCall, called_commands, function_flags, function_name,
+    library_code,
     load_library, loaded_functions, package_sources,
 )
 from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts
@@ -73,6 +74,17 @@ def test_each_function_is_named_after_the_sha_evalsha_would_send():
 ])
 def test_a_script_is_flagged_by_what_it_calls(command, flags):
     assert function_flags(load_scripts()[command].source) == flags
+
+
+def test_a_source_is_read_once_however_many_calls_bind_it():
+    """Every Scripts() binds each script anew: its name and flags come from the first reading."""
+    source = load_scripts()["addPrioritizedJob"].source + "\n-- a source no other test reads\n"
+    first = ScriptCall(None, source)
+    scans, hashes = called_commands.cache_info().misses, function_name.cache_info().misses
+    half = len(source) // 2
+    again = ScriptCall(None, source[:half] + source[half:])  # an equal string, not the same object
+    assert (again.name, again.read_only) == (first.name, first.read_only)
+    assert (called_commands.cache_info().misses, function_name.cache_info().misses) == (scans, hashes)
 
 
 @pytest.mark.parametrize("file, flags", [
