@@ -311,11 +311,14 @@ class SharedTab:
         self._handlers.append((event, handler))
         self._tab.on(event, handler)
 
-    def leave(self) -> None:
+    def leave(self, blank: bool = True) -> None:
+        """The test's handlers go; unless ``blank`` is false (a class that keeps its page, as
+        JupyterLab's keeps the app a reader opens notebook after notebook in), so does the page."""
         for event, handler in self._handlers:
             self._tab.remove_listener(event, handler)
         self._handlers.clear()
-        self._tab.goto("about:blank")
+        if blank:
+            self._tab.goto("about:blank")
 
 
 @pytest.fixture(scope="class")
