@@ -359,8 +359,8 @@ def _open_in_lab(tab, lab, name: str, *, reload: bool = False) -> None:
     """Open ``name`` as a reader opens the next notebook: from the file browser of the JupyterLab
     already on the tab, the one before closed (:func:`_close_in_lab`). JupyterLab itself loads
     (with a fresh workspace) for a class's first notebook, after a test that could not close its
-    own, and when ``reload``: a page load costs Chromium and the server 4 to 6 CPU-s, an open
-    in the app 2 to 3."""
+    own, and when ``reload``: a page load for every notebook cost about 1.7 CPU-s more each
+    (Chromium's and the server's, measured over the class)."""
     if reload or not tab.url.startswith(f"{lab.base}/lab"):
         tab.goto(f"{lab.base}/lab/tree/{name}?token={TOKEN}&reset")
         return
@@ -482,11 +482,12 @@ def _a_drag_costs_the_kernel_nothing(page, case: PageViewCase, frames: list[byte
 
 
 class TestInJupyterLab:
-    """Every notebook in JupyterLab (``echomq-viz lab``), on one page load: first as stored, before
-    any cell runs (a notebook with stored page views: :func:`_alive_on_first_open`); then Run All
-    and the checks every front end gets (``test_browser.run_all_and_check_in_lab``); then, for each
-    page view with a live switch, what a drag costs the kernel (:func:`_a_drag_costs_the_kernel_nothing`).
-    One load, one kernel, each check on the state the one before left, as a reader meets them."""
+    """Every notebook in JupyterLab (``echomq-viz lab``), opened once, as a reader opens one after
+    another in one JupyterLab (:func:`_open_in_lab`): first as stored, before any cell runs (a
+    notebook with stored page views: :func:`_alive_on_first_open`); then Run All and the checks
+    every front end gets (``test_browser.run_all_and_check_in_lab``); then, for each page view with
+    a live switch, what a drag costs the kernel (:func:`_a_drag_costs_the_kernel_nothing`). One
+    open, one kernel, each check on the state the one before left, as a reader meets them."""
 
     @pytest.fixture
     def page(self, shared_tab):

@@ -15,8 +15,7 @@ from echomq_viz.experiments.live import past_the_limit_source
 from echomq_viz.redis_side import functions, variants
 from echomq_viz.redis_side.functions import (
     LIBRARY, MAX_ARG_BYTES, MAX_ARGS, RedisTooOld, ScriptCall, called_commands, function_flags, function_name,
-    library_code,
-    load_library, loaded_functions, package_sources,
+    library_code, load_library, loaded_functions, package_sources,
 )
 from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts
 from echomq_viz.redis_side.scripts import Scripts
