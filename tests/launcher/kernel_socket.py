@@ -14,14 +14,19 @@ from typing import Any
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-__all__ = ["KernelSocket", "kernel_id_of"]
+__all__ = ["KernelSocket", "kernel_id_of", "page_config"]
+
+
+def page_config(page: str) -> dict:
+    """The ``jupyter-config-data`` a Jupyter page (JupyterLab's, Voila's) was served with."""
+    config = re.search(r'<script id="jupyter-config-data" type="application/json">\s*(.*?)\s*</script>', page, re.S)
+    assert config, page[-2000:]
+    return json.loads(config.group(1))
 
 
 def kernel_id_of(page: str) -> str:
     """The kernel a Voila page was rendered with (its ``jupyter-config-data``)."""
-    config = re.search(r'<script id="jupyter-config-data" type="application/json">\s*(.*?)\s*</script>', page, re.S)
-    assert config, page[-2000:]
-    return json.loads(config.group(1))["kernelId"]
+    return page_config(page)["kernelId"]
 
 
 class KernelSocket:

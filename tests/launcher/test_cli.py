@@ -33,6 +33,7 @@ from echomq_viz.launcher._kernel_channels import KERNEL_FOLDER_PREFIX, ipc_works
 from echomq_viz.redis_side._process import claim, cmdline, descendants
 from echomq_viz.launcher.cli import ENV_INSPECT, app_environment, build_parser, kernel_transport, main
 from echomq_viz.redis_side.server import RedisServer, free_tcp_port
+from kernel_socket import kernel_id_of, page_config
 from test_server import as_nobody, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,8 +269,7 @@ def test_lab_stops_everything_it_started(tiny_notebooks, tmp_path):
         assert all(ENV_INSPECT not in psutil.Process(pid).environ() for pid in _kernels(family))  # lab: unset
         # the news toast and the build check are switched off for this run only
         page = lab.request("GET", f"/lab?token={TOKEN}").decode()
-        config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                                      page, re.S).group(1))
+        config = page_config(page)
         assert config["disabledExtensions"] == ["@jupyterlab/apputils-extension:announcements"]
         assert (config["buildCheck"], config["buildAvailable"]) == (False, False)
         assert os.path.isdir(lab.redis_dir)
@@ -338,8 +338,7 @@ def test_the_app_says_only_what_a_teacher_can_act_on_and_stopped_last(tmp_path):
     app = Launched("app", folder, log=tmp_path / "app.log", env={"JUPYTER_DATA_DIR": str(tmp_path / "data")})
     try:
         page = app.request("GET", f"/voila/render/{shipped.name}", timeout=180).decode()
-        kernel_id = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">\s*(.*?)\s*</script>',
-                                         page, re.S).group(1))["kernelId"]
+        kernel_id = kernel_id_of(page)
 
         async def visit() -> None:  # the page's websocket: opened, then the tab closed
             socket = await websocket_connect(
