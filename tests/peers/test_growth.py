@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_refused
+from conftest import SERVER_KINDS, assert_refused, server_binary
 from echomq_viz.peers.growth import growth_jobs, load_growth, measure_growth, series
 from echomq_viz.redis_side import server as server_mod
 from notebook10_text import notebook
@@ -43,6 +43,28 @@ def test_growth_measures_every_size_in_batches_with_redis_own_time():
         server.stop()
     assert [job.name for job in growth_jobs(3, 10)] == ["g10", "g11", "g12"]
     assert {job.tier for job in growth_jobs(5, 0, tier=3)} == {3}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_redis_own_time_counts_a_script_once_not_again_for_what_it_calls(kind):
+    """Redis logs each command a script calls beside the script, whose duration already holds
+    them: counted again, every add through a script (this project's, Bull's, BullMQ's) read as
+    costing Redis more than it did, and under load more than the client waited for it."""
+    from echomq_viz.peers.growth import SLOWLOG_ARGS, _server_seconds
+
+    server = server_mod.RedisServer(server_binary(kind), extra_args=SLOWLOG_ARGS).start()
+    try:
+        client = server.client()
+        client.slowlog_reset()
+        client.eval(" ".join(["redis.call('INCR', 'n');"] * 50) + " return 1", 0)
+        entries = client.slowlog_get(-1)
+        scripts = [entry["duration"] for entry in entries if bytes(entry["command"]).startswith(b"EVAL")]
+        called = [entry["duration"] for entry in entries if bytes(entry["command"]).upper().startswith(b"INCR")]
+        assert len(scripts) == 1 and len(called) == 50, entries  # the log holds both
+        assert _server_seconds(client, 1) == scripts[0] / 1e6
+    finally:
+        server.stop()
 
 
 def test_the_stored_run_has_five_batches_a_size_and_redis_own_time():
