@@ -14,7 +14,8 @@ run) and returns, per library (``<kind>`` is ``add``, the most urgent add,
 - ``peers_<kind>_growth_low_<library>`` / ``_high_``: the same ratio at its
   least and most, batch against batch (the spread);
 - ``peers_server_<kind>_growth_<library>``: the ratio from Redis's own time
-  (SLOWLOG durations), where the client's noise does not reach;
+  (SLOWLOG durations of the top-level commands: a script's inner commands are
+  inside its own), where the client's noise does not reach;
 - ``peers_add_vs_packed_at_1e5_<library>``: its add at the largest size over
   the packed score's add there;
 - ``peers_lindex_us_<place>`` and ``peers_linsert_us_<place>``: Redis's own time
