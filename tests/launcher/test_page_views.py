@@ -400,18 +400,21 @@ def _alive_on_first_open(page, lab, name: str, watch: Watch) -> None:
     stored = _stored_page_views(name)
     shown = ".jp-NotebookPanel:not(.lm-mod-hidden) .emq-view"
     views = page.locator(shown)
-    if not page_holds_within(page, f"() => document.querySelectorAll({shown!r}).length > 0", FIRST_SHOWN_S):
-        # JupyterLab's widget manager now and then shows none of a notebook's stored views on
-        # the first open after a page load, when the kernel connects late (a loaded machine):
-        # upstream's (jupyter-widgets/ipywidgets#2748). A reader reloads; so does the test, once.
-        # That abandoned load may log the same race's "widget model not found"; the reload's may not.
-        print(f"tolerated, upstream's own: no stored view of {name} after {FIRST_SHOWN_S} s; reloaded once")
+    every = f"() => document.querySelectorAll({shown!r}).length === {len(stored)}"
+    # JupyterLab's widget manager now and then shows none of a notebook's stored views on the first
+    # open, when the kernel connects late (a loaded machine): upstream's (jupyter-widgets/ipywidgets#2748);
+    # once, in a loaded run, it showed seven of 08's eight for three minutes. A reader reloads; so does
+    # the test, once. That abandoned load may log the race's "widget model not found"; the reload's may not.
+    # A loaded machine (the suite's other browsers and kernels) takes its time over a big notebook.
+    if not (page_holds_within(page, f"() => document.querySelectorAll({shown!r}).length > 0", FIRST_SHOWN_S)
+            and page_holds_within(page, every, 180)):
+        print(f"tolerated: {views.count()} of the {len(stored)} stored views of {name} shown on its first open; "
+              "reloaded once")
         watch.tolerate_so_far(STORED_VIEW_ERRORS)
         _open_in_lab(page, lab, name, reload=True)
-    # a loaded machine (the suite's other browsers and kernels) takes its time over a big notebook
-    wait_for_page(page, f"() => document.querySelectorAll({shown!r}).length === {len(stored)}", 180, lambda: (
-        f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran "
-        "(JupyterLab renders stored widgets only in a trusted notebook)"))
+        wait_for_page(page, every, 180, lambda: (
+            f"{name}: {views.count()} of the {len(stored)} stored page views rendered before any cell ran, "
+            "after a reload (JupyterLab renders stored widgets only in a trusted notebook)"))
     to_press: list[list[_Press]] = []  # each view's controls, in its order
     for index, (model, caption) in enumerate(stored):
         view = views.nth(index)
