@@ -23,6 +23,7 @@ INCR that ``pc`` already reflects.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from types import MappingProxyType
@@ -37,6 +38,7 @@ from echomq_viz.core.keys import Keys, QueueContext
 from echomq_viz.core.queue_report import (
     WRAP_WARNING, Collision, Finding, PriorityMismatch, QueueReport, decode_scores, find_collisions,
 )
+from echomq_viz.redis_side.replies import reply_text
 
 __all__ = [
     "CHUNK_SIZE", "WRAP_WARNING", "Collision", "Finding", "PriorityMismatch", "QueueReport",
@@ -69,8 +71,7 @@ def _decode_ids(members: list[bytes]) -> tuple[list[str], tuple[str, ...]]:
     return ids, tuple(undecodable)
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else str(value)
+_text = functools.partial(reply_text, errors="backslashreplace")  # a stray byte stays readable in a report
 
 
 def _check_name(what: str, value: object) -> str:

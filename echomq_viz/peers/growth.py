@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from echomq_viz.core.checks import check_int
 from echomq_viz.peers.base import Peer
 from echomq_viz.peers.workload import TIERS, WorkJob
+from echomq_viz.redis_side.replies import reply_text
 
 __all__ = ["FULL_SIZES", "STORED", "BENCH_COMMAND", "BATCHES", "growth_jobs",
            "measure_growth", "measure_all", "load_growth", "save_growth", "series", "slowlog_on", "KINDS",
@@ -65,14 +66,10 @@ def _server_seconds(client: Any, operations: int) -> float:
     durations (the log's own commands and what a script called left out)."""
     spent = 0
     for entry in client.slowlog_get(-1):
-        command, address = (_text(entry.get(field, b"")) for field in ("command", "client_address"))
+        command, address = (reply_text(entry.get(field, b"")) for field in ("command", "client_address"))
         if address != SCRIPT_CLIENT_ADDRESS and not command.upper().startswith(("SLOWLOG", "CONFIG")):
             spent += int(entry["duration"])
     return spent / 1e6 / max(operations, 1)
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def measure_growth(peer: Peer, sizes: Sequence[int], per_size: int = 30, batches: int = BATCHES,

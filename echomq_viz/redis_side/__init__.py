@@ -7,7 +7,7 @@ alive by :mod:`._supervisor`, its processes and folders tracked by
 jobs (:mod:`.caps`), a fair gate between the students and a shared server
 (:mod:`.gate`, each connection through it :mod:`._gate_connection`), a small
 local cluster (:mod:`.cluster`), what a Redis error means in one line
-(:mod:`.redis_errors`), and the scripts in ``lua/``:
+(:mod:`.redis_errors`), a reply as text (:mod:`.replies`), and the scripts in ``lua/``:
 loaded strictly (:mod:`.lua_loader`), their teaching variants
 (:mod:`.variants`), one Redis Function library of them all, called with FCALL
 or EVALSHA (:mod:`.functions`), called from Python (:mod:`.scripts`),

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 from redis.exceptions import NoPermissionError, ResponseError
 
 from echomq_viz.redis_side.lua_loader import LUA_DIR, load_scripts
+from echomq_viz.redis_side.replies import reply_text
 from echomq_viz.redis_side.variants import variant_sources
 
 __all__ = ["LIBRARY", "REQUIRED_VERSION", "MAX_KEYS", "MAX_ARGS", "MAX_ARG_BYTES", "RedisTooOld", "FunctionMissing",
@@ -157,10 +158,6 @@ def _server_of(client: Any) -> tuple | None:
             kwargs.get("username"))
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
 def loaded_functions(client: Any, *, refresh: bool = False) -> frozenset[str] | None:
     """The function names of the library on ``client``'s server, asked once per
     server and user (``refresh`` asks again); None where there is none (Redis
@@ -173,7 +170,7 @@ def loaded_functions(client: Any, *, refresh: bool = False) -> frozenset[str] | 
             return _known[server]
     try:
         names: frozenset[str] | None = frozenset(
-            _text(name) for name in client.execute_command("FCALL_RO", _LISTING, 0))
+            reply_text(name) for name in client.execute_command("FCALL_RO", _LISTING, 0))
     except ResponseError:  # unknown command (6.2), no such function, NOPERM: EVALSHA then
         names = None
     with _known_lock:
@@ -191,7 +188,7 @@ def cached_functions(client: Any) -> frozenset[str] | None:
 
 def server_version(client: Any) -> tuple[int, ...]:
     """The server's ``redis_version`` as numbers."""
-    text = _text(client.info("server").get("redis_version", "0"))
+    text = reply_text(client.info("server").get("redis_version", "0"))
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
