@@ -159,7 +159,7 @@ def measure_list_walk(client: Any, size: int = WALK_SIZE, repeats: int = 21) -> 
             client.slowlog_reset()
             client.execute_command(*command)
             durations += [int(entry["duration"]) for entry in client.slowlog_get(10)
-                          if str(entry.get("command", b""))[:12].upper().find(command[0]) >= 0]
+                          if reply_text(entry.get("command", b"")).upper().startswith(command[0])]
             if undo:
                 client.execute_command(*undo)
         return float(statistics.median(durations))

@@ -100,6 +100,30 @@ def test_bulls_add_cost_grows_with_the_less_urgent_jobs_waiting():
     assert "in proportion to the waiting jobs *less urgent* than the new one" in prose
 
 
+@pytest.mark.slow
+def test_the_list_walk_times_each_command_on_the_list_and_leaves_no_key():
+    """Each place's time is read from the SLOWLOG entries of its own command, whether the client
+    decodes its replies or not; the list goes afterwards, and a server that does not log every
+    command is refused."""
+    from echomq_viz.peers.growth import SLOWLOG_ARGS, measure_list_walk
+
+    server = server_mod.RedisServer(extra_args=SLOWLOG_ARGS).start()
+    try:
+        for client in (server.client(), server.client(decode_responses=True)):
+            walk = measure_list_walk(client, size=3_000, repeats=3)
+            assert (walk["size"], walk["repeats"]) == (3_000, 3)
+            for command in ("lindex_us", "linsert_us"):
+                assert set(walk[command]) == {"head", "middle", "tail"}
+                assert all(us >= 0 for us in walk[command].values()), walk
+            assert client.dbsize() == 0
+        client = server.client()
+        client.config_set("slowlog-log-slower-than", 10_000)
+        with assert_refused(ValueError, "the server must log every command"):
+            measure_list_walk(client, size=3_000)
+    finally:
+        server.stop()
+
+
 def test_bulls_insert_walks_the_list_and_its_index_does_not():
     """'`LINDEX` costs a few µs at any index [...] `LINSERT` compares element after element from the
     head to its pivot', against the stored run's list walk (Redis's own time, 10^5 elements)."""
