@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -173,28 +172,24 @@ def _celery_worker(url: str, settings: dict, seconds: float = 20.0) -> str:
     environment, never printed): "ran <names>" once it ran what was sent, else how it ended,
     read from its log (the error's class and where in kombu, nothing else of it)."""
     from echomq_viz.peers.celery_app import DONE
-    from echomq_viz.redis_side._process import die_with_parent
+    from echomq_viz.peers.deployments import start_worker, stop_worker
 
     import redis
-    import signal
 
     conf = {**settings, "broker_url": url}
     env = {**os.environ, "ECHOMQ_VIZ_CELERY": json.dumps(conf), "ECHOMQ_VIZ_PEER_URL": url}
     done = redis.Redis.from_url(url, decode_responses=True)
     with tempfile.TemporaryDirectory(prefix="echomq-viz-celery-") as folder, \
             open(os.path.join(folder, "log"), "w+", encoding="utf-8") as log:
-        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
-                                   "--loglevel=WARNING"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                  start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))
+        worker = start_worker([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
+                               "--loglevel=WARNING"], env, output=log)
         try:
             deadline = time.monotonic() + seconds
             while worker.poll() is None and not done.llen(DONE) and time.monotonic() < deadline:
                 time.sleep(0.05)
             ran = done.lrange(DONE, 0, -1)
         finally:
-            if worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-                worker.wait(10)
+            stop_worker(worker)  # SIGKILL if its warm shutdown hangs: the probe has what it needs
             done.close()
         if ran:
             return "ok: the worker ran it"

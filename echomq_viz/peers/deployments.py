@@ -24,7 +24,7 @@ from echomq_viz.peers.workers import Deployment
 
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
            "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "KOMBU_REDIS_DOCS", "celery_settings", "celery_conf",
-           "stop_every_worker"]
+           "start_worker", "stop_worker", "stop_every_worker", "STOP_GRACE_S"]
 
 CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
 CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
@@ -64,6 +64,11 @@ _WORKERS: set[subprocess.Popen] = set()
 _WORKERS_LOCK = threading.Lock()
 _WORKERS_STOPPED = False
 
+# A worker still up this long after SIGTERM is killed. The run is recorded by then and its
+# private server stops next; RQ's worker sometimes hangs at a warm shutdown, joining its
+# pubsub thread (rq/rq#1613, about one stop in five with four runs at once here).
+STOP_GRACE_S = 3.0
+
 
 def _stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
     """SIGTERM to each running process's group; SIGKILL to the groups of those still up ``grace`` s later."""
@@ -80,6 +85,29 @@ def _stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
             process.wait(5)
 
 
+def start_worker(argv: Sequence[str], env: dict[str, str], output: Any = subprocess.DEVNULL) -> subprocess.Popen:
+    """A library's worker as a process of its own, its stdout and stderr to ``output``: in its own
+    process group (stopped as a whole), ended by its starter's death too (SIGTERM when the thread
+    that started it dies), so no worker outlives the notebook; and known to
+    :func:`stop_every_worker`, after which none starts here."""
+    with _WORKERS_LOCK:
+        if _WORKERS_STOPPED:
+            raise RuntimeError("this process is stopping its workers: no new worker starts")
+        process = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                                   start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))
+        _WORKERS.difference_update([p for p in _WORKERS if p.poll() is not None])
+        _WORKERS.add(process)
+    return process
+
+
+def stop_worker(process: subprocess.Popen, grace: float = STOP_GRACE_S) -> None:
+    """Stop a worker :func:`start_worker` started: SIGTERM to its group, SIGKILL ``grace`` s later
+    if it is still up (a warm shutdown that hangs never keeps it running)."""
+    _stop_groups([process], grace)
+    with _WORKERS_LOCK:
+        _WORKERS.discard(process)
+
+
 def stop_every_worker() -> int:
     """Stop every worker this process started and has not stopped, as each run's own stop
     does (SIGTERM, SIGKILL after the grace), all at once; from then on no worker starts here.
@@ -94,7 +122,7 @@ def stop_every_worker() -> int:
         _WORKERS_STOPPED = True
         running = [p for p in _WORKERS if p.poll() is None]
         _WORKERS.clear()
-    _stop_groups(running, _Process.STOP_GRACE_S)
+    _stop_groups(running, STOP_GRACE_S)
     return len(running)
 
 
@@ -104,28 +132,11 @@ class _Process(Deployment):
     process: subprocess.Popen | None = None
 
     def _spawn(self, argv: Sequence[str], socket: str, extra_env: dict | None = None) -> None:
-        env = {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})}
-        with _WORKERS_LOCK:
-            if _WORKERS_STOPPED:
-                raise RuntimeError("this process is stopping its workers: no new worker starts")
-            # its own process group (stopped as a whole), ended by the kernel's death too (SIGTERM
-            # when the thread that started it dies), so no worker outlives the notebook
-            self.process = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))
-            _WORKERS.difference_update([p for p in _WORKERS if p.poll() is not None])
-            _WORKERS.add(self.process)
-
-    # A worker still up this long after SIGTERM is killed. The run is recorded by then and its
-    # private server stops next; RQ's worker sometimes hangs at a warm shutdown, joining its
-    # pubsub thread (rq/rq#1613, about one stop in five with four runs at once here).
-    STOP_GRACE_S = 3.0
+        self.process = start_worker(argv, {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})})
 
     def _stop_process(self) -> None:
         if self.process is not None:
-            _stop_groups([self.process], self.STOP_GRACE_S)
-            with _WORKERS_LOCK:
-                _WORKERS.discard(self.process)
+            stop_worker(self.process)
         self.process = None
 
     def stop(self) -> None:

@@ -3,6 +3,10 @@ commands name, and what real local clusters of one and of three masters answer t
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from echomq_viz.peers.cluster_probes import library_path, multi_key_commands, named_keys, names_one, try_on_cluster
@@ -73,3 +77,34 @@ def test_rq_is_refused_and_huey_needs_one_master(tried):
     assert three.startswith("MovedError: 12079 <node>")  # its queue's slot, served by another node
     prose, _ = notebook()
     assert "on three its client, which is no cluster client, got `MOVED`" in prose
+
+
+# A celery worker whose warm shutdown hangs, as Celery's does while it waits for a broker.
+STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+
+
+@pytest.mark.slow
+def test_the_celery_probe_ends_a_worker_whose_warm_shutdown_hangs(monkeypatch):
+    """The probe's worker got one SIGTERM and a wait of 10 s, whose timeout escaped as an error
+    with the worker still running. It now stops as every run's worker does: SIGKILL after the
+    grace, and known to ``stop_every_worker`` meanwhile."""
+    from echomq_viz.peers import cluster_probes, deployments
+    from echomq_viz.redis_side.server import RedisServer
+
+    real, started = deployments.start_worker, []
+
+    def stubborn(argv, env, output=subprocess.DEVNULL):
+        started.append(real([sys.executable, "-c", STUBBORN], env, output))
+        assert started[-1] in deployments._WORKERS
+        return started[-1]
+
+    monkeypatch.setattr(deployments, "start_worker", stubborn)
+    server = RedisServer().start()
+    try:
+        said = cluster_probes._celery_worker(server.url, {}, seconds=1)
+    finally:
+        server.stop()
+    [worker] = started
+    assert worker.returncode == -signal.SIGKILL, worker.returncode
+    assert said == "the worker ran nothing in 1 s (exit code -9)"
+    assert worker not in deployments._WORKERS

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import assert_refused, wait_until
 from echomq_viz.peers import findings as found_mod
-from echomq_viz.peers.deployments import CeleryDeployment
+from echomq_viz.peers.deployments import STOP_GRACE_S
 from echomq_viz.peers.findings import Findings, cache_key, cache_path, decode, encode, peer_findings
 from echomq_viz.peers.observe import OpSummary
 from echomq_viz.peers.runs import PeerRun
@@ -176,7 +176,7 @@ def test_a_stopped_findings_process_ends_its_workers_even_one_that_ignores_sigte
         worker = psutil.Process(int(line))
         assert "stubborn" in " ".join(worker.cmdline())
         runs.send_signal(signal.SIGTERM)
-        assert runs.wait(CeleryDeployment.STOP_GRACE_S + 20) == 128 + signal.SIGTERM
+        assert runs.wait(STOP_GRACE_S + 20) == 128 + signal.SIGTERM
 
         def gone() -> bool:
             try:
