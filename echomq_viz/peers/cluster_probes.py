@@ -172,7 +172,7 @@ def _celery_worker(url: str, settings: dict, seconds: float = 20.0) -> str:
     environment, never printed): "ran <names>" once it ran what was sent, else how it ended,
     read from its log (the error's class and where in kombu, nothing else of it)."""
     from echomq_viz.peers.celery_app import DONE
-    from echomq_viz.peers.deployments import start_worker, stop_worker
+    from echomq_viz.peers.deployments import spawn_worker, stop_spawned_worker
 
     import redis
 
@@ -181,7 +181,7 @@ def _celery_worker(url: str, settings: dict, seconds: float = 20.0) -> str:
     done = redis.Redis.from_url(url, decode_responses=True)
     with tempfile.TemporaryDirectory(prefix="echomq-viz-celery-") as folder, \
             open(os.path.join(folder, "log"), "w+", encoding="utf-8") as log:
-        worker = start_worker([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
+        worker = spawn_worker([sys.executable, "-m", "celery", "-A", "echomq_viz.peers.celery_app", "worker",
                                "--loglevel=WARNING"], env, output=log)
         try:
             deadline = time.monotonic() + seconds
@@ -189,7 +189,7 @@ def _celery_worker(url: str, settings: dict, seconds: float = 20.0) -> str:
                 time.sleep(0.05)
             ran = done.lrange(DONE, 0, -1)
         finally:
-            stop_worker(worker)  # SIGKILL if its warm shutdown hangs: the probe has what it needs
+            stop_spawned_worker(worker)  # SIGKILL if its warm shutdown hangs: the probe has what it needs
             done.close()
         if ran:
             return "ok: the worker ran it"

@@ -24,7 +24,7 @@ from echomq_viz.peers.workers import Deployment
 
 __all__ = ["CeleryDeployment", "RQDeployment", "HueyDeployment", "NodeDeployment", "BullMQPyDeployment",
            "CELERY_DOCS", "CELERY_DOCS_PRIORITY", "KOMBU_REDIS_DOCS", "celery_settings", "celery_conf",
-           "start_worker", "stop_worker", "stop_every_worker", "STOP_GRACE_S"]
+           "spawn_worker", "stop_spawned_worker", "stop_every_worker", "STOP_GRACE_S"]
 
 CELERY_DOCS = "https://docs.celeryq.dev/en/stable/userguide/configuration.html#"
 CELERY_DOCS_PRIORITY = "https://docs.celeryq.dev/en/stable/userguide/routing.html#redis-message-priorities"
@@ -85,7 +85,7 @@ def _stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
             process.wait(5)
 
 
-def start_worker(argv: Sequence[str], env: dict[str, str], output: Any = subprocess.DEVNULL) -> subprocess.Popen:
+def spawn_worker(argv: Sequence[str], env: dict[str, str], output: Any = subprocess.DEVNULL) -> subprocess.Popen:
     """A library's worker as a process of its own, its stdout and stderr to ``output``: in its own
     process group (stopped as a whole), ended by its starter's death too (SIGTERM when the thread
     that started it dies), so no worker outlives the notebook; and known to
@@ -100,8 +100,8 @@ def start_worker(argv: Sequence[str], env: dict[str, str], output: Any = subproc
     return process
 
 
-def stop_worker(process: subprocess.Popen, grace: float = STOP_GRACE_S) -> None:
-    """Stop a worker :func:`start_worker` started: SIGTERM to its group, SIGKILL ``grace`` s later
+def stop_spawned_worker(process: subprocess.Popen, grace: float = STOP_GRACE_S) -> None:
+    """Stop a worker :func:`spawn_worker` started: SIGTERM to its group, SIGKILL ``grace`` s later
     if it is still up (a warm shutdown that hangs never keeps it running)."""
     _stop_groups([process], grace)
     with _WORKERS_LOCK:
@@ -132,11 +132,11 @@ class _Process(Deployment):
     process: subprocess.Popen | None = None
 
     def _spawn(self, argv: Sequence[str], socket: str, extra_env: dict | None = None) -> None:
-        self.process = start_worker(argv, {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})})
+        self.process = spawn_worker(argv, {**os.environ, "ECHOMQ_VIZ_PEER_SOCKET": socket, **(extra_env or {})})
 
     def _stop_process(self) -> None:
         if self.process is not None:
-            stop_worker(self.process)
+            stop_spawned_worker(self.process)
         self.process = None
 
     def stop(self) -> None:

@@ -91,14 +91,14 @@ def test_the_celery_probe_ends_a_worker_whose_warm_shutdown_hangs(monkeypatch):
     from echomq_viz.peers import cluster_probes, deployments
     from echomq_viz.redis_side.server import RedisServer
 
-    real, started = deployments.start_worker, []
+    real, started = deployments.spawn_worker, []
 
     def stubborn(argv, env, output=subprocess.DEVNULL):
         started.append(real([sys.executable, "-c", STUBBORN], env, output))
         assert started[-1] in deployments._WORKERS
         return started[-1]
 
-    monkeypatch.setattr(deployments, "start_worker", stubborn)
+    monkeypatch.setattr(deployments, "spawn_worker", stubborn)
     server = RedisServer().start()
     try:
         said = cluster_probes._celery_worker(server.url, {}, seconds=1)
