@@ -204,7 +204,7 @@ class ComparisonView(PageView):
             return
         a, b = content.get("a"), content.get("b")
         if not all(isinstance(job, list) and len(job) == 2 for job in (a, b)):
-            self.status.note(f"refused the run: the jobs must be two (priority, counter) pairs, got {a!r} and {b!r}")
+            self.status.note(f"refused the run: the jobs must be two (priority, counter) pairs, got {sent(a)} and {sent(b)}")
         else:
             values = {**dict(zip(JOB_TRAITS, [*a, *b])), "guess": content.get("guess")}
             refused = self.figure.refusal(values)

@@ -80,8 +80,9 @@ class PageFigure(anywidget.AnyWidget):
             self.status = ""
         taken = {}
         for name, value in sync_data.items():
-            if name not in self.page_writes:
-                self.status = f"refused {name}: only the kernel writes it{self.kernel_source}"
+            if name not in self.page_writes:  # a crafted message may name anything, megabytes long
+                shown = name if name.isidentifier() and len(name) <= 40 else sent(name)
+                self.status = f"refused {shown}: only the kernel writes it{self.kernel_source}"
                 continue
             trait = self.traits().get(name)
             if trait is not None and trait.metadata.get("sync"):

@@ -155,12 +155,15 @@ def test_a_value_from_the_page_outside_the_kernels_bounds_is_refused_in_one_line
     assert view.figure.status == "" and view.job_a == (2, 4_000_000_000)
 
 
-@pytest.mark.parametrize("message", [{"a": [1]}, {"b": "2, 1"}, {"a": [1.0, 5]}, {"b": [True, 1]}])
+@pytest.mark.parametrize("message", [{"a": [1]}, {"b": "2, 1"}, {"a": [1.0, 5]}, {"b": [True, 1]},
+                                     {"a": "x" * 1_000_000}, {"b": [1, 2, list(range(200_000))]}])
 def test_a_malformed_run_from_the_page_is_refused_and_writes_nothing(demo, keyspace, message):
+    """A crafted run may send megabytes: the line quotes at most 40 characters of each job."""
     view = ComparisonView(demo).predict("A")
     before = keyspace()
     assert _press_run(view, **message) == [{"kind": "ran"}]
     assert view.figure.status.startswith("refused ") and "\n" not in view.figure.status
+    assert len(view.figure.status) < 200, len(view.figure.status)
     assert keyspace() == before and view.result is None
 
 

@@ -471,3 +471,15 @@ def test_a_static_image_is_no_shown_value():
     image = static_image(Figure(figsize=(1, 1), dpi=96))
     text = ipywidgets.HTML("Figure: a square")
     assert shown_values(ipywidgets.VBox([image, text])) == {text.model_id: {"value": "Figure: a square"}}
+
+
+@pytest.mark.parametrize("name, shown", [("y" * 1_000_000, "'" + "y" * 38 + "…"), ("a\nb", "'a\\nb'"),
+                                         ("points", "points")])
+def test_a_name_the_page_may_not_write_is_refused_in_one_short_line(name, shown):
+    """A crafted message may name anything, megabytes long or with a line break: the refusal
+    quotes at most 40 characters of it, on one line, and the kernel's value stays."""
+    from echomq_viz.widgets.hero import HeroFigure
+
+    figure = HeroFigure()
+    figure.set_state({name: 1})
+    assert figure.status == f"refused {shown}: only the kernel writes it", figure.status[:200]
