@@ -225,6 +225,11 @@ PAGE_VIEWS_JS = """() => {
     }
     for (const range of view.querySelectorAll('input[type=range]'))
       if (!named(range)) problems.push(`${which}: a range without an accessible name: ${range.outerHTML.slice(0, 120)}`);
+    // a line that says what the kernel or Redis answered is read out as it changes, as the caption is
+    for (const line of view.querySelectorAll('.emq-status'))
+      if (line.getAttribute('aria-live') !== (line.getAttribute('role') === 'status' ? 'polite' : 'off'))
+        problems.push(`${which}: a status line not read out as it changes (role="status" aria-live="polite"): `
+          + line.outerHTML.slice(0, 120));
   });
   return problems;
 }"""

@@ -554,6 +554,53 @@ def _draws_what_python_computes(tab, case: PageViewCase, tmp_path: Path) -> None
         assert not differs, f"{where}: the drawing is not the still of Python's state: {differs}"
 
 
+def _a_long_typed_value_is_quoted_short(tab) -> None:
+    """150 digits typed into 01's exact counter: refused in one line that quotes at most 40
+    characters of them, inside the view's width (it ran 400 px past it)."""
+    view = tab.locator(".emq-view").first
+    box = view.get_by_role("spinbutton", name="exact counter", exact=True)
+    box.fill("9" * 150)
+    box.press("Enter")
+    line = view.locator(".emq-status[role=status]").filter(has_text="must be a whole number")
+    line.wait_for()
+    said = line.inner_text()
+    assert len(said) < 140 and "9" * 41 not in said and "…" in said, said
+    assert line.evaluate("e => e.scrollWidth <= e.clientWidth"), "the refusal runs past the view"
+
+
+def _run_stays_off_while_it_asks(tab) -> None:
+    """02's "Run it on Redis", pressed: off while it asks the kernel (the view's redraw turned it
+    on again, and every click meanwhile sent one more run), on again once no kernel answered."""
+    view = tab.locator(".emq-view").first
+    view.get_by_role("button", name="A pops first").click()
+    run = view.get_by_role("button", name="Run it on Redis")
+    run.click()
+    assert run.evaluate("""b => b.closest('.emq-view').textContent.includes('asking the kernel') && b.disabled"""), \
+        "Run it on Redis can be pressed again while it asks the kernel"
+    view.locator(".emq-status").filter(has_text=NEEDS_KERNEL).wait_for()
+    assert run.is_enabled(), "Run it on Redis stayed off after no kernel answered"
+
+
+def _a_box_shows_the_value_put_back(tab) -> None:
+    """04's exact pc start, typed and taken with Enter (the box keeps the focus): with no kernel
+    the refill is not run and the value goes back, in the box too (it kept the typed one)."""
+    view = tab.locator(".emq-view").first
+    box = view.get_by_role("spinbutton", name="exact pc start", exact=True)
+    pc = view.get_by_role("slider", name="pc starts at", exact=True)
+    before = pc.input_value()
+    box.fill("1000")
+    box.press("Enter")
+    view.locator(".emq-status").filter(has_text=NEEDS_KERNEL).wait_for()
+    assert box.evaluate("e => document.activeElement === e")
+    assert (box.input_value(), pc.input_value()) == (before, before), "the box kept a value the view put back"
+
+
+# What a reader may do on a page with no kernel that once left a view out of step (one notebook each)
+OFFLINE_EDGES = {"01-one-score-two-keys.ipynb": _a_long_typed_value_is_quoted_short,
+                 "02-which-pops-first.ipynb": _run_stays_off_while_it_asks,
+                 "04-tiers-as-bands.ipynb": _a_box_shows_the_value_put_back}
+
+
 @pytest.fixture(scope="class")
 def offline(browser):
     """One offline tab for a class (test_browser.SharedTab), and the list of what it asked."""
@@ -601,6 +648,8 @@ class TestOnTheOfflinePage:
                 for case in PAGE_VIEWS:
                     if case.notebook == name:
                         _draws_what_python_computes(tab, case, tmp_path)
+                if name in OFFLINE_EDGES:
+                    OFFLINE_EDGES[name](tab)
             assert not watch.problems(), f"offline {name}:\n" + "\n".join(watch.problems())
         finally:
             tab.leave()

@@ -231,6 +231,7 @@ function render({ model, el }) {
   const controls = [tiers, jobs, start, exact, edge];
   const hint = document.createElement("div");
   hint.className = "emq-status emq-note";
+  hint.setAttribute("aria-live", "off"); // a hint that never changes: nothing to read out again
   hint.textContent = "tiers, jobs and pc starts at refill the demo queue on Redis when let go; the edge moves here";
   const { figure, caption, numbers: counts } = figureBlock();
   root.append(tiers.row, jobs.row, start.row, exact.row, hint, status.line, edge.row, figure, caption, counts);

@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, MONO, GOOD, GRID, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS,
   svgDocument, rect, line, text, scale, axes } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, thousands, power } from "./score.js";
-import { slider, numberBox, statusLine, send, uid, kernelButton, listen, changes, figureBlock } from "./controls.js";
+import { slider, numberBox, statusLine, send, uid, kernelButton, politeLine, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 640;
 const HEIGHT = 352;
@@ -218,7 +218,7 @@ function render({ model, el }) {
   explanation.className = "emq-readout";
   // the jobs and guess the page shows go with the run: the kernel checks them before it writes
   const run = kernelButton(model, { label: "Run it on Redis", what: "Run it on Redis", status: { show: say },
-    message: () => {
+    until: "ran", onSettle: () => draw(), message: () => {
       const state = stateOf(model);
       return { kind: "run", a: jobOf(state, "A"), b: jobOf(state, "B"), guess: state.guess };
     } });
@@ -227,10 +227,7 @@ function render({ model, el }) {
   const runRow = document.createElement("div");
   runRow.className = "emq-row";
   runRow.append(run, hint);
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
-  answer.setAttribute("role", "status");
-  answer.setAttribute("aria-live", "polite");
+  const answer = politeLine();
   root.append(...jobs.map((job) => job.box), guessRow, figure, caption, explanation, runRow, answer, status.line);
   el.append(css, root);
 
@@ -245,7 +242,7 @@ function render({ model, el }) {
     explanation.textContent = state.guess ? verdict(state) : "";
     for (const job of jobs) for (const control of job.controls) control.update();
     for (const [choice, element] of Object.entries(choices)) element.setAttribute("aria-pressed", String(state.guess === choice));
-    run.disabled = !state.run_enabled || !state.guess; // no answer from Redis before a guess
+    run.disabled = run.pending || !state.run_enabled || !state.guess; // no answer from Redis before a guess
     hint.textContent = !state.run_enabled ? "this view was made without a demo queue"
       : state.guess ? "" : "opens once you guess (or choose to see it without guessing)";
     const said = redisLine(state);

@@ -5,7 +5,7 @@
 
 import { INK, MUTED, TITLE, TEXT, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, kernelButton, listen, changes, figureBlock } from "./controls.js";
+import { uid, send, statusLine, kernelButton, politeLine, listen, changes, figureBlock } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -167,15 +167,12 @@ function render({ model, el }) {
   });
   const buttons = document.createElement("div");
   buttons.className = "emq-row";
-  const ask = (label, kind) => kernelButton(model, { label, what: label, status: { show: say },
+  const ask = (label, kind) => kernelButton(model, { label, what: label, status: { show: say }, until: "done",
     message: () => ({ kind }) });
   // the reader's first act leads; a fresh batch, which only undoes it, comes last
   buttons.append(ask("Pop one", "pop"), ask("Drain", "drain"), ask("Fresh batch", "refill"));
   const { figure, caption, numbers } = figureBlock();
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
-  answer.setAttribute("role", "status");
-  answer.setAttribute("aria-live", "polite");
+  const answer = politeLine();
   root.append(question, guessRow, buttons, figure, caption, answer, numbers, status.line);
   el.append(css, root);
 

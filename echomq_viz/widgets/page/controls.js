@@ -18,6 +18,11 @@ export function uid(prefix) {
   return `${prefix}-${Date.now().toString(36)}-${serial}`;
 }
 
+// A value typed, as a refusal line quotes it: at most `width` characters (page_view.sent, in Python)
+export function clipped(text, width = 40) {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
 export const NEEDS_KERNEL = "needs the notebook's kernel: run the notebook's cells first (in the app, reload the page)";
 
 // Send the model's pending changes (nothing happens where no kernel listens)
@@ -118,19 +123,31 @@ export function numberBox(model, { name, label, min, max, onInput, onRefuse }) {
   row.innerHTML = `<label class="emq-name" for="${id}">${esc(label)}</label>`
     + `<input type="number" id="${id}" aria-label="${esc(label)}" step="1" data-lm-suppress-shortcuts="true">`;
   const input = row.querySelector("input");
+  // Only what the reader is typing, not yet taken (Enter or leaving the box takes it), is kept
+  // from the model's changes; a value taken and then put back (refused, or with no kernel to
+  // run it) shows at once, though the box still has the focus.
+  let typing = false;
   const update = () => {
     const [low, high] = [String(bound(min)), String(bound(max))];
     if (input.min !== low) input.min = low;
     if (input.max !== high) input.max = high;
-    if (document.activeElement !== input && input.value !== String(model.get(name))) input.value = String(model.get(name));
+    if (!typing && input.value !== String(model.get(name))) input.value = String(model.get(name));
   };
+  input.addEventListener("input", () => {
+    typing = true;
+  });
+  input.addEventListener("blur", () => {
+    typing = false;
+    update();
+  });
   input.addEventListener("change", () => {
+    typing = false;
     const text = input.value.trim();
     const low = bound(min);
     const high = bound(max);
     const value = Number(text);
     if (!/^\d+$/.test(text) || value < low || value > high) {
-      onRefuse(`${label} must be a whole number in ${thousands(low)}..${thousands(high)}, got ${text || "nothing"}`);
+      onRefuse(`${label} must be a whole number in ${thousands(low)}..${thousands(high)}, got ${clipped(text) || "nothing"}`);
       input.value = String(model.get(name));
       return;
     }
@@ -212,30 +229,64 @@ export function statusLine() {
   };
 }
 
+// A line that says what Redis answered: read out politely when it changes, as the caption is
+export function politeLine(tag = "div") {
+  const line = document.createElement(tag);
+  line.className = "emq-status";
+  line.setAttribute("role", "status");
+  line.setAttribute("aria-live", "polite");
+  return line;
+}
+
 // A button for what needs Redis: a click asks whether a kernel listens and, without one, says in one
 // line on `status` that `what` needs it; with one it sends `message()` (the values the page shows
 // now, which the kernel checks against its bounds) and the kernel answers through the model.
-export function kernelButton(model, { label, what, status, message }) {
+// `button.pending` holds from the click until the message is sent or, with `until`, until the
+// kernel's message of that kind says it is done (at most `patience` ms): a click meanwhile sends
+// nothing more. A view that sets `disabled` itself keeps the button off while it holds, and sets
+// it again in `onSettle`.
+export function kernelButton(model, { label, what, status, message, until = null, patience = 30000, onSettle = () => {} }) {
   const button = document.createElement("button");
   button.type = "button";
   button.textContent = label;
+  button.pending = false;
   button.setAttribute("data-lm-suppress-shortcuts", "true");
   button.addEventListener("keydown", (event) => event.stopPropagation());
+  let timer = null;
+  const settle = () => {
+    clearTimeout(timer);
+    model.off("msg:custom", answered);
+    button.pending = false;
+    button.disabled = false;
+    onSettle(); // a view whose state also disables the button sets it again
+  };
+  function answered(reply) {
+    if (reply && reply.kind === until) settle();
+  }
   button.addEventListener("click", async () => {
+    if (button.pending) return;
+    button.pending = true;
     button.disabled = true;
     status.show("asking the kernel…");
     const heard = await askKernel(model);
-    button.disabled = false;
     if (!heard) {
+      settle();
       status.show(`${what} ${NEEDS_KERNEL}.`, "bad");
       return;
     }
-    status.show("running on Redis…");
+    if (until) {
+      model.on("msg:custom", answered);
+      timer = setTimeout(settle, patience);
+    }
     try {
       model.send(message());
     } catch (error) {
+      settle();
       status.show(`${what} ${NEEDS_KERNEL}.`, "bad");
+      return;
     }
+    if (!until) settle();
+    status.show("running on Redis…");
   });
   return button;
 }

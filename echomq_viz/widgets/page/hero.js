@@ -4,7 +4,7 @@
 import { INK, TITLE, TEXT, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument, rect, circle, text,
   arrow, scale, axes, bitCells, refillBitCells, bitStripMarks, partsBody, drawFigure, tierColor } from "./visual.js";
 import { TIER_SPAN, COUNTER_MASK, priorityScore, storedScore, thousands, formatHex, bits64, power } from "./score.js";
-import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
+import { slider, numberBox, checkbox, statusLine, coalesced, send, askKernel, politeLine, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
 
 const WIDTH = 800;
 const HEIGHT = 400;
@@ -134,8 +134,7 @@ function render({ model, el }) {
   numbers.className = "emq-readout";
   const { figure, caption } = figureBlock();
   const live = checkbox(model, { name: "live", label: "live on Redis: each change adds a job" });
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
+  const answer = politeLine();
   live.input.addEventListener("change", async () => {
     const on = live.input.checked;
     model.set("live", on);

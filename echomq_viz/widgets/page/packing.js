@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument,
   rect, line, text, textColorOn } from "./visual.js";
 import { EXACT_LIMIT, thousands, power } from "./score.js";
-import { slider, statusLine, askKernel, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
+import { slider, statusLine, askKernel, politeLine, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -187,8 +187,7 @@ function render({ model, el }) {
   const run = document.createElement("button");
   run.textContent = "Run this budget on Redis";
   run.setAttribute("data-lm-suppress-shortcuts", "true");
-  const head = document.createElement("div");
-  head.className = "emq-status";
+  const head = politeLine();
   const answer = document.createElement("pre");
   let waiting = false;
   run.addEventListener("click", async () => {

@@ -4,7 +4,7 @@
 // is marked against the page's own computation. Each view gives its drawing and its words.
 
 import { VIEW_CSS } from "./visual.js";
-import { slider, numberBox, statusLine, choiceSlider, kernelButton, sharedValue, listen, whenChanged, figureBlock } from "./controls.js";
+import { slider, numberBox, statusLine, choiceSlider, kernelButton, politeLine, sharedValue, listen, whenChanged, figureBlock } from "./controls.js";
 
 const NO_DEMO = "this view was made without a demo queue: no Redis button";
 
@@ -35,8 +35,7 @@ export function renderStopsView({ model, el }, view) {
   const { figure, caption, numbers } = figureBlock();
   const button = kernelButton(model, { label: view.button.label, what: view.button.what, status,
     message: () => view.button.message(model) });
-  const answer = document.createElement("div");
-  answer.className = "emq-status";
+  const answer = politeLine();
   const actions = document.createElement("div");
   actions.className = "emq-row";
   actions.append(button, answer);

@@ -207,7 +207,7 @@ export const VIEW_CSS = `
 .emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; margin: 6px 0; }
 .emq-view .emq-figure svg { display: block; }
 .emq-view .emq-caption { font-size: 12px; color: #333; margin: 2px 0 6px 0; line-height: 1.45; }
-.emq-view .emq-status { font-size: 13px; min-height: 1.6em; }
+.emq-view .emq-status { font-size: 13px; min-height: 1.6em; overflow-wrap: anywhere; }
 .emq-view .emq-status.emq-bad { color: ${BAD}; }
 .emq-view .emq-status.emq-good { color: ${GOOD}; }
 .emq-view .emq-note { color: ${MUTED}; }
