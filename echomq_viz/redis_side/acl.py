@@ -220,12 +220,15 @@ def write_student_url(operator_url: str, name: str, out: os.PathLike | str, *,
     if not out.parent.is_dir():
         raise ValueError(f"--out must be in a folder that exists, got {out} ({out.parent} does not exist)")
     check_gate(gate)
-    url = student_url(operator_url, name, caps=caps, gate=gate)
     part = out.with_name(f".{out.name}.{secrets.token_hex(4)}.part")
-    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:  # the file first: where it cannot be written, the user and its password stay as they were
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as error:
+        raise ValueError(f"--out must be in a folder you can write in, got {out} "
+                         f"({error.strerror or type(error).__name__})") from None
     try:
         with os.fdopen(fd, "w") as handle:
-            handle.write(url + "\n")
+            handle.write(student_url(operator_url, name, caps=caps, gate=gate) + "\n")
         os.replace(part, out)
     except BaseException:
         part.unlink(missing_ok=True)

@@ -215,6 +215,21 @@ def test_acl_add_to_a_folder_that_does_not_exist_is_one_line_and_changes_nothing
     assert "does not exist" in result.stderr and operator.acl_users() == before
 
 
+def test_acl_add_where_the_file_cannot_be_written_is_one_line_and_changes_nothing(shared, operator, tmp_path):
+    """The URL's file was opened after Redis was changed: a new user was made, an old one's
+    password replaced (its URL dead), and the command then failed."""
+    kept = write_student_url(shared.url, "kim", tmp_path / "kim.env").read_text().strip()
+    before = operator.acl_users()
+    for name in ("kim", "lee"):  # one already there, one new; /proc takes no new file, even from root
+        with pytest.raises(ValueError, match=r"^--out must be in a folder you can write in, got /proc/x\.env \(") as info:
+            write_student_url(shared.url, name, "/proc/x.env")
+        assert one_clear_line(str(info.value))
+    assert operator.acl_users() == before
+    client = connect(kept)  # the URL handed out before still works
+    assert client.execute_command("ACL", "WHOAMI") == "kim"
+    client.close()
+
+
 def test_write_student_url_for_a_spawner(shared, operator, tmp_path):
     path = write_student_url(shared.url, "ivan", tmp_path / "ivan.env")
     client = connect(path.read_text().strip())
