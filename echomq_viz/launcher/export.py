@@ -299,6 +299,19 @@ def _exporter():
     )
 
 
+def _read(path: Path):
+    """The notebook at ``path``, or an :class:`ExportError` of one line naming it (not JSON, not
+    text, or JSON that is no notebook: nbformat's errors for each differ)."""
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001 (any of them means the same to the reader)
+        first = (str(exc).strip().splitlines() or [""])[0][:120]
+        raise ExportError(f"{path.name} is not a notebook that can be read: {type(exc).__name__}"
+                          + (f": {first}" if first else "")) from None
+
+
 def export_notebooks(
     notebooks: Path, out: Path, *, names: Sequence[str] | None = None, cache_dir: Path | None = None,
     execute: bool = True, timeout: int = 600, log: Callable[[str], None] = lambda _: None,
@@ -310,9 +323,8 @@ def export_notebooks(
         in the widget state; False keeps the stored outputs and state as they are.
     :returns: the pages written.
     """
-    import nbformat
-
     paths = _select(notebooks, names)
+    read = {path: _read(path) for path in paths}  # a file that is no notebook is said before anything is written
     _writable_folder(out)  # before minutes of fetching and running: a folder that cannot be is said now
     assets = fetch_js_assets(cache_dir, log=log)
     try:
@@ -335,8 +347,7 @@ def export_notebooks(
     if no_browser is not None:
         log(f"note: {no_browser}; the pages' moving views are stored without a still")
     with redis_for_kernels(execute):
-        for path in paths:
-            nb = nbformat.read(path, as_version=4)
+        for path, nb in read.items():
             if execute:
                 log(f"running {path.name}")
                 try:

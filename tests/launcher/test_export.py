@@ -124,3 +124,21 @@ def test_an_out_folder_that_cannot_be_is_one_line_before_anything_is_fetched_or_
     assert done.stderr.splitlines() == [line] and line.startswith(f"echomq-viz export: cannot write the pages into {out}: ")
     assert line.endswith("give --out a folder you can write in") and (why is None or why in line)
     assert os.listdir(tmp_path) == []  # nothing fetched, no kernel started
+
+
+@pytest.mark.parametrize("content, why", [(b"not json", "NotJSONError"), (b'{"cells": 5}', "TypeError"),
+                                          (bytes(range(256)) * 2, "")])
+def test_a_file_that_is_no_notebook_is_one_line_before_anything_is_written(tmp_path, content, why):
+    """``export bad.ipynb`` was a traceback, after the scripts were copied into --out."""
+    bad = tmp_path / "bad.ipynb"
+    bad.write_bytes(content)
+    out = tmp_path / "pages"
+    env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "echomq_viz", "export", "--no-execute", "--out", str(out),
+                           "--cache", str(tmp_path / "c"), str(bad)],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done
+    line = done.stderr.strip()
+    assert done.stderr.splitlines() == [line] and "Traceback" not in line
+    assert line.startswith("echomq-viz export: bad.ipynb is not a notebook that can be read: ") and why in line
+    assert not out.exists() and not (tmp_path / "c").exists()  # nothing written, nothing fetched
