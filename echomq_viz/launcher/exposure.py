@@ -124,7 +124,9 @@ def listen_problem(address: str) -> str | None:
     server will bind them."""
     if address.strip() in _EVERYWHERE:
         return None
-    host = address.strip().strip("[]")
+    host = address.strip()
+    if "[" in host or "]" in host:  # the servers take the address as it is, and resolve no brackets
+        return "an IPv6 address is written without brackets here (--ip=::1)"
     try:
         infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (OSError, UnicodeError):
@@ -132,8 +134,13 @@ def listen_problem(address: str) -> str | None:
     for family, kind, proto, _, sockaddr in infos:
         try:
             with socket.socket(family, kind, proto) as sock:
+                if family == socket.AF_INET6:  # as tornado binds: IPv6 only, where no IPv4 address binds
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 sock.bind(sockaddr)
         except OSError as exc:
+            mapped = getattr(ipaddress.ip_address(sockaddr[0].split("%")[0]), "ipv4_mapped", None)
+            if mapped is not None:
+                return f"{sockaddr[0]} is an IPv4 address written as IPv6: give {mapped}"
             if exc.errno == errno.EADDRNOTAVAIL:
                 return f"{sockaddr[0]} is not an address of this machine"
             return f"{sockaddr[0]}: {exc.strerror or exc}"

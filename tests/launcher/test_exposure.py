@@ -96,6 +96,10 @@ def test_an_address_that_cannot_be_listened_on_is_named():
     assert exposure.listen_problem("192.0.2.7") == "192.0.2.7 is not an address of this machine"  # TEST-NET-1
     for address in ("127.0.0.1", "localhost", "0.0.0.0", "", "*"):
         assert exposure.listen_problem(address) is None, address
+    # once passed here, then a traceback from the server: it resolves no brackets, binds IPv6 only
+    for address in ("[::1]", "[::1", "::1]"):
+        assert exposure.listen_problem(address) == "an IPv6 address is written without brackets here (--ip=::1)"
+    assert exposure.listen_problem("::ffff:127.0.0.1") == "::ffff:127.0.0.1 is an IPv4 address written as IPv6: give 127.0.0.1"
 
 
 @pytest.mark.parametrize("command, extra, named, why", [
@@ -103,6 +107,9 @@ def test_an_address_that_cannot_be_listened_on_is_named():
      "the name does not resolve here"),
     ("app", ["--Voila.ip=192.0.2.7"], "--Voila.ip=192.0.2.7", "192.0.2.7 is not an address of this machine"),
     ("lab", ["--ip", "192.0.2.7"], "--ip 192.0.2.7", "192.0.2.7 is not an address of this machine"),
+    ("lab", ["--ip=[::1]"], "--ip=[::1]", "an IPv6 address is written without brackets here (--ip=::1)"),
+    ("app", ["--Voila.ip=::ffff:127.0.0.1"], "--Voila.ip=::ffff:127.0.0.1",
+     "::ffff:127.0.0.1 is an IPv4 address written as IPv6: give 127.0.0.1"),
 ])
 def test_public_on_an_address_not_this_machines_is_one_line_and_nothing_starts(tmp_path, command, extra, named, why):
     """Once a traceback from deep in tornado, after Redis had started."""
