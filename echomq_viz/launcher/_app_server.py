@@ -302,6 +302,14 @@ class AppVoila(Voila):
         self.log.addFilter(culling_as_info)
         logging.getLogger("tornado.general").addFilter(culling_as_info)  # its websocket ping warning
 
+    def _handle_signal_stop(self, sig: int, frame: Any) -> None:
+        """The launcher's stop (SIGTERM). Voila's own handler stops its loop, which it makes only
+        once it starts serving: a stop before that (a Ctrl-C in the app's first seconds) raised
+        an AttributeError there, a traceback and exit code 1. Nothing is served yet: just exit."""
+        if getattr(self, "ioloop", None) is None:
+            raise SystemExit(0)
+        super()._handle_signal_stop(sig, frame)
+
     def init_settings(self) -> dict:
         settings = super().init_settings()
         settings.setdefault("websocket_max_message_size", PAGE_MESSAGE_MAX)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 
 import pytest
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
@@ -100,6 +101,29 @@ def test_the_app_logger_drops_debug_calls_before_building_a_record(tmp_path):
     debug = AppVoila()
     debug.initialize(["--no-browser", "--debug", str(tmp_path)])
     assert debug.log.isEnabledFor(logging.DEBUG)  # --debug still shows everything
+
+
+def test_a_stop_before_voila_serves_exits_quietly_and_one_after_stops_its_loop():
+    """A Ctrl-C in the app's first seconds reached Voila's SIGTERM handler before its loop
+    existed: an AttributeError, a traceback and exit code 1, for a stop that was asked for."""
+    app = AppVoila()
+    with pytest.raises(SystemExit) as info:
+        app._handle_signal_stop(signal.SIGTERM, None)
+    assert info.value.code == 0
+
+    class Loop:
+        def __init__(self) -> None:
+            self.asked: list = []
+
+        def add_callback_from_signal(self, callback) -> None:
+            self.asked.append(callback)
+
+        def stop(self) -> None:
+            pass
+
+    app.ioloop = Loop()
+    app._handle_signal_stop(signal.SIGTERM, None)  # serving: Voila's own stop, its loop's
+    assert app.ioloop.asked == [app.ioloop.stop]
 
 
 def test_a_kernel_whose_page_never_connected_gets_the_grace_then_goes(tmp_path, monkeypatch):
