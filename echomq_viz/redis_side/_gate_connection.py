@@ -62,22 +62,44 @@ def _error(text: str) -> bytes:
     return PREFIX + text.replace("\r", " ").replace("\n", " ").encode("utf-8", "replace") + b"\r\n"
 
 
+def _hello_logins(command: list[bytes]) -> list[bytes] | None:
+    """The users the options of ``HELLO protover [AUTH user pass] [SETNAME name]`` log in as, read
+    in Redis's order (AUTH takes two arguments, SETNAME one: a client named AUTH is no login), or
+    None where the options do not read so."""
+    users, at = [], 2
+    while at < len(command):
+        option = command[at].upper()
+        if option == b"AUTH" and at + 2 < len(command):
+            users.append(command[at + 1])
+            at += 3
+        elif option == b"SETNAME" and at + 1 < len(command):
+            at += 2
+        else:
+            return None
+    return users
+
+
 def _login_user(command: list[bytes]) -> bytes | None:
     """The user a login command names (``AUTH [user] pass``, ``HELLO v AUTH user pass``), else None."""
     name = command[0].upper()
     if name == b"AUTH":
         return command[1] if len(command) == 3 else b"default"
     if name == b"HELLO":
-        upper = [argument.upper() for argument in command]
-        if b"AUTH" in upper[2:]:
-            at = upper.index(b"AUTH", 2)
-            return command[at + 1] if at + 1 < len(command) else None
+        users = _hello_logins(command)
+        return users[0] if users else None
     return None
 
 
 def _refusal(command: list[bytes]) -> str | None:
     """Why the gate does not pass ``command``, or None."""
     name = command[0].upper()
+    if name == b"HELLO":
+        # A login is counted against the user it names. Redis logs in at each AUTH of a HELLO in
+        # turn, and answers an error for a later one that fails: the connection would then be the
+        # first user's while the gate counted nobody. Nor is a HELLO passed that reads otherwise.
+        users = _hello_logins(command)
+        if users is None or len(users) > 1:
+            return "HELLO takes at most one AUTH user password and one SETNAME name here"
     if name in _REFUSED:
         return f"{_REFUSED[name]} ({name.decode('ascii', 'replace')}) is not passed through the gate"
     if name == b"CLIENT" and len(command) > 1 and command[1].upper() == b"TRACKING":
@@ -189,6 +211,9 @@ class StudentConnection(asyncio.Protocol):
                     command = self.commands.gets()
                 except hiredis.ProtocolError:
                     self._fail("what was sent is not Redis's protocol (RESP)")
+                    return
+                except (MemoryError, ValueError, OverflowError):  # an array header of billions, say
+                    self._fail("what was sent cannot be read as a command")
                     return
                 if command is INCOMPLETE:
                     most = MAX_LOGIN_BYTES if self.bucket is self.anonymous else MAX_COMMAND_BYTES

@@ -254,3 +254,46 @@ def test_a_command_too_large_is_one_line_and_a_close(course, students):
             reply += after.recv(1000)
         assert reply == b"-ERR echomq-viz gate: a command may take at most 1024 KiB here\r\n"
         before.close(), after.close()
+
+
+def _hello(*arguments: bytes) -> bytes:
+    return b"*%d\r\n" % (len(arguments) + 1) + b"".join(
+        b"$%d\r\n%s\r\n" % (len(argument), argument) for argument in (b"HELLO", *arguments))
+
+
+def test_a_hello_is_counted_against_the_user_redis_logs_it_in_as(course, students):
+    """HELLO's AUTH was read as the first "AUTH" anywhere after the version: a client named AUTH
+    (``SETNAME AUTH AUTH alice pass``) logged in as alice counted against a user "AUTH", and a
+    second AUTH that failed (``AUTH alice pass AUTH nobody x``) left the connection alice's with an
+    error answered, counted against nobody: ten connections of alice's where she may hold one."""
+    password = password_of(students["alice"]).encode()
+    with GateThread(course.url, limits=GateLimits(max_connections=1)) as gate:
+        first = socket.create_connection((gate.host, gate.port))
+        first.sendall(_hello(b"2", b"AUTH", b"alice", password))
+        first.settimeout(5)
+        assert first.recv(1000).startswith(b"*")  # HELLO's map: alice logged in, her one connection
+        held = (b"-ERR echomq-viz gate: user alice holds the 1 connections one user may have open through the "
+                b"gate: close one first\r\n")
+        refused = b"-ERR echomq-viz gate: HELLO takes at most one AUTH user password and one SETNAME name here\r\n"
+        for crafted, answer in [((b"2", b"SETNAME", b"AUTH", b"AUTH", b"alice", password), held),  # alice's login
+                                ((b"2", b"AUTH", b"alice", password, b"SETNAME", b"AUTH"), held),
+                                ((b"2", b"AUTH", b"alice", password, b"AUTH", b"nobody", b"x"), refused),
+                                ((b"2", b"AUTH", b"alice"), refused)]:
+            sock = socket.create_connection((gate.host, gate.port))
+            sock.sendall(_hello(*crafted) + b"*2\r\n$3\r\nACL\r\n$6\r\nWHOAMI\r\n")
+            sock.settimeout(5)
+            said = sock.recv(1000)
+            assert said.startswith(answer) and b"alice" not in said[len(answer):], (crafted, said)  # nor WHOAMI
+            sock.close()
+        first.close()
+
+
+def test_an_array_of_billions_is_one_line_and_a_close(course):
+    """hiredis answers such a header with a MemoryError, which went up as the gate's traceback."""
+    with GateThread(course.url) as gate:
+        sock = socket.create_connection((gate.host, gate.port))
+        sock.sendall(b"*4294967295\r\n")
+        sock.settimeout(5)
+        assert sock.recv(1000) == b"-ERR echomq-viz gate: what was sent cannot be read as a command\r\n"
+        assert sock.recv(100) == b""
+        sock.close()
