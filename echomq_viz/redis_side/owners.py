@@ -278,6 +278,10 @@ def clean_orphans(client: Any) -> int:
             # demo_owner then keeps only real tokens; a student's user cleans only its own namespace
             glob = "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"
             for owners, leases, by_hand in scan_batches(node, glob):
+                if confined is not None:  # the glob's last * also matches past a '}': another's key
+                    ours = f"{confined}{NAMESPACE_MARK}"  # (bob's emq:{viz-q@bob.<hex>}:x@alice.0}:y)
+                    owners = {token: queues for token, queues in owners.items() if token.startswith(ours)}
+                    leases = {token for token in leases if token.startswith(ours)}
                 for token, queues in owners.items():
                     removed += _unlink_orphaned(server, node, token, queues)
                 for token in leases - owners.keys():  # a lease written by hand goes even with no keys

@@ -147,6 +147,24 @@ def test_a_lease_by_hand_cannot_be_written_without_an_expiry_nor_keep_keys_from_
     still_running(bob, 2)
 
 
+def test_a_key_another_student_shapes_like_ones_own_leaves_ones_clean_whole(students):
+    """Bob may write emq:{viz-q@bob.<hex>}:x@alice.0}:y (his pattern), which alice's clean scan
+    also matches: her clean filed it under bob's token, asked Redis about his lease, got NOPERM
+    and stopped, her own orphans kept."""
+    operator, alice, bob, urls = students
+    mine, his = namespace_of("alice"), namespace_of("bob")
+    bait = f"emq:{{viz-q@{his}.12345678}}:x@{mine}.0}}:y"
+    by_hand = connect(urls["bob"])  # bob's own user, by hand
+    by_hand.hset(bait, "data", "x")
+    by_hand.close()
+    orphan = f"emq:{{viz-q@{mine}.0badc0de}}:1"  # alice's, its owner gone (no lease)
+    alice.hset(orphan, "data", "x")
+    assert clean_orphans(alice) >= 1
+    assert not operator.exists(orphan) and operator.exists(bait)  # hers went, his stays for his clean
+    assert clean_orphans(operator) >= 1 and not operator.exists(bait)
+    still_running(bob, 2)
+
+
 def test_keys_written_by_hand_in_odd_shapes_are_found_by_clean(students):
     operator, alice, bob, _ = students
     space = namespace_of("alice")
