@@ -72,7 +72,8 @@ if status ~= 0 then
   return status
 end
 local priority, priorityError = checkStoredPriority(jobKey)
-priorityError = priorityError or (priority > 0 and checkPriorityCounter(priorityCounterKey))
+-- its own INCR after those of the due delayed jobs promoted first
+priorityError = priorityError or (priority > 0 and checkPriorityCounter(priorityCounterKey, 1 + dueJobs.scored))
 if priorityError then
   return redis.error_reply("ERR " .. priorityError)
 end

@@ -101,6 +101,34 @@ def test_the_largest_priority_counter_still_scores_exactly(scripts, ctx, r, keys
     assert keyspace() == before
 
 
+def test_promoting_due_jobs_checks_the_counter_for_every_incr_it_makes(scripts, ctx, r, keyspace):
+    """moveToActive promotes up to 1000 due delayed jobs in one call, one INCR each: it checked the
+    counter once, so four due jobs from 2**53 - 2 took it past 2**53, two jobs shared counter 0."""
+    for n in range(4):
+        scripts.add_delayed_job(ctx, f"due{n}", {}, 1, 1, timestamp=1000 + n)
+    scripts.set_priority_counter(ctx, MAX_PRIORITY_COUNTER)  # 2**53 - 2: room for one INCR, not four
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match=r"0\.\.9007199254740987 \(2\^53 - 1 - 4\), so the 4 INCRs of "
+                                                  r"this call stay exact, got '9007199254740990'"):
+        scripts.move_to_active(ctx, "w", timestamp=10_000)
+    assert keyspace() == before
+    scripts.set_priority_counter(ctx, 2**53 - 1 - 4)  # the most that four INCRs leave exact
+    popped = [scripts.move_to_active(ctx, "w", timestamp=10_000) for _ in range(4)]
+    assert scripts.priority_counter(ctx) == 2**53 - 1
+    assert [split_score(job.score)[1] for job in popped] == [(2**53 - 4 + n) % TIER_SPAN for n in range(4)]
+
+
+def test_a_retry_checks_the_counter_for_its_own_incr_after_the_promoted_ones(scripts, ctx, keyspace):
+    scripts.add_prioritized_job(ctx, "tried", {}, 3)
+    job = scripts.move_to_active(ctx, "w", timestamp=1000)
+    scripts.add_delayed_job(ctx, "due", {}, 1, 1, timestamp=1000)
+    scripts.set_priority_counter(ctx, MAX_PRIORITY_COUNTER)  # one INCR's room, and the retry makes two
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match=r"\(2\^53 - 1 - 2\), so the 2 INCRs of this call stay exact"):
+        scripts.retry_job(ctx, job.id, "w", timestamp=10_000)
+    assert keyspace() == before
+
+
 def test_past_the_counter_bound_the_lua_counter_part_is_wrong(r):
     # Why the bound is 2**53 - 2: the Lua holds INCR's reply as a double, so
     # INCR giving 2**53 + 1 reads as 2**53 and the counter part comes out 0, not 1.
