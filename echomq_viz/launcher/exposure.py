@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 __all__ = ["LOOPBACK", "PUBLIC_PORTS", "requested_binds", "off_loopback", "bind_refusal", "listen_problem",
            "listen_refusal", "token_refusal",
-           "refusal", "port", "pinned", "for_voila", "token_options", "TOKEN_FILE_ENV", "Publication"]
+           "refusal", "port", "pinned", "for_voila", "own_token", "token_options", "TOKEN_FILE_ENV", "Publication"]
 
 LOOPBACK = "127.0.0.1"
 TOKEN_FILE_ENV = "ECHOMQ_VIZ_TOKEN_FILE"
@@ -232,6 +232,16 @@ class Publication:
         return [f"WARNING: --public serves the notebooks on {self.where} to every host that can reach it, "
                 f"to anyone with the token; each page starts a kernel on this machine",
                 f"the links with the token are in {self.links_file} (yours only, gone when this stops)"]
+
+
+def own_token(extra: Sequence[str], run_dir: Path) -> Path | None:
+    """A token for a server on loopback, in a 0600 file of the run's own folder as ``--public``'s
+    is: a server that makes its own token prints it in full with its address (jupyter_server does),
+    one it is given is shown as ``...``. None where the user chose one (``JUPYTER_TOKEN``, or a
+    token or password option in ``extra``)."""
+    if os.environ.get("JUPYTER_TOKEN") or any(_AUTH_OPTION.fullmatch(arg) for arg in extra):
+        return None
+    return _private_file(run_dir / "token", secrets.token_urlsafe(24))
 
 
 def token_options(option: str) -> list[str]:

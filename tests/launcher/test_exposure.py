@@ -199,3 +199,57 @@ def test_a_non_loopback_address_is_refused_then_served_only_with_the_token(tmp_p
     assert "deprecated" not in log.lower(), log  # JupyterLab's false ServerApp.token warning is gone
     # Without --ip it listens on loopback alone, though a config file asks for every interface.
     assert result["pinned"] == {"served": True, "elsewhere": False}
+
+
+def test_a_local_lab_gets_a_token_of_its_own_unless_one_was_chosen(tmp_path, monkeypatch):
+    monkeypatch.delenv("JUPYTER_TOKEN", raising=False)
+    made = exposure.own_token([], tmp_path)
+    assert made is not None and stat.S_IMODE(made.stat().st_mode) == 0o600 and len(made.read_text()) >= 32
+    for chosen in (["--IdentityProvider.token=mine"], ["--ServerApp.token="], ["--PasswordIdentityProvider.hashed_password=x"]):
+        assert exposure.own_token(chosen, tmp_path / "other") is None, chosen
+    monkeypatch.setenv("JUPYTER_TOKEN", "mine")
+    assert exposure.own_token([], tmp_path / "other") is None
+    assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.slow
+def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
+    """jupyter_server prints a token it made itself in full, twice, with its address: the lab
+    gives it one from a 0600 file instead (shown as ``...``), and with --no-browser says where."""
+    import urllib.error
+    import urllib.request
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "JUPYTER_TOKEN")}, "TMPDIR": str(tmp),
+           "BROWSER": "true"}
+    folder = tiny_notebooks(tmp_path / "notebooks", "1")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    lab = subprocess.Popen([*LAUNCHER, "lab", "--no-browser", "--port", str(port), "--notebooks", str(folder)],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           stdin=subprocess.DEVNULL, start_new_session=True)
+    lines: list[str] = []
+    try:
+        for line in lab.stdout:
+            lines.append(line)
+            if f":{port}/lab?token=" in line:
+                break
+        said = "".join(lines)
+        [where] = [line.split(" is in ", 1)[1].split(" (", 1)[0] for line in lines if "the token to log in with" in line]
+        token = Path(where).read_text()
+        assert token not in said and f":{port}/lab?token=..." in said, said
+        assert stat.S_IMODE(Path(where).stat().st_mode) == 0o600
+
+        def status(query: str) -> int:
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status{query}", timeout=30).status
+            except urllib.error.HTTPError as error:
+                return error.code
+
+        assert (status(f"?token={token}"), status("")) == (200, 403)
+    finally:
+        lab.send_signal(2)
+        rest = lab.communicate(timeout=60)[0]
+    assert token not in rest and lab.returncode == 0, rest[-2000:]
