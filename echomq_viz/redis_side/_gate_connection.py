@@ -9,6 +9,7 @@ what Redis answers is passed on byte for byte.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -113,6 +114,9 @@ def _cost(size: int) -> int:
     return 1 + (size - 1) // 16384 if size > 0 else 1
 
 
+_OPENED = itertools.count()  # the order connections came in
+
+
 class StudentConnection(asyncio.Protocol):
     """One student connection and its own connection to Redis: one command in flight at a time.
 
@@ -143,7 +147,16 @@ class StudentConnection(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.client = transport
+        self.opened = next(_OPENED)
         gate = self.gate
+        if len(gate.students) >= gate.limits.max_clients:
+            # Full. Idle sockets that never log in must not lock the students out (opened anew
+            # every login_s, a thousand of them held every seat): the oldest not logged in goes.
+            waiting = [student for student in gate.students if student.bucket is student.anonymous]
+            if waiting:
+                min(waiting, key=lambda student: student.opened)._fail(
+                    f"the gate is full ({gate.limits.max_clients} connections) and this one had not logged in: "
+                    "log in as you connect")
         if len(gate.students) >= gate.limits.max_clients:
             gate.refused += 1
             transport.write(_error(f"{len(gate.students)} connections are open through the gate, the most it "

@@ -297,3 +297,27 @@ def test_an_array_of_billions_is_one_line_and_a_close(course):
         assert sock.recv(1000) == b"-ERR echomq-viz gate: what was sent cannot be read as a command\r\n"
         assert sock.recv(100) == b""
         sock.close()
+
+
+def test_sockets_that_never_log_in_cannot_hold_every_seat(course, students):
+    """Anyone who reaches the port could hold all max_clients seats with idle sockets, opened anew
+    every login_s: a student then got "try again later". The oldest not logged in now makes room;
+    a gate full of logged-in connections still refuses in one line."""
+    with GateThread(course.url, limits=GateLimits(max_clients=3)) as gate:
+        idle = [socket.create_connection((gate.host, gate.port)) for _ in range(3)]
+        assert wait_until(lambda: len(gate.gate.students) == 3, 5)
+        alice = as_user(gate, students["alice"])
+        assert alice.execute_command("ACL", "WHOAMI") == "alice"
+        idle[0].settimeout(5)
+        assert idle[0].recv(1000) == (b"-ERR echomq-viz gate: the gate is full (3 connections) and this one had not "
+                                      b"logged in: log in as you connect\r\n")
+        more = [as_user(gate, students[name]) for name in ("bob", "alice")]  # the two idle ones make way
+        assert [client.execute_command("ACL", "WHOAMI") for client in more] == ["bob", "alice"]
+        late = socket.create_connection((gate.host, gate.port))
+        late.settimeout(5)
+        assert late.recv(1000) == (b"-ERR echomq-viz gate: 3 connections are open through the gate, the most it "
+                                   b"takes (3): try again later\r\n")
+        for client in (*idle, late):
+            client.close()
+        for client in (alice, *more):
+            client.close()
