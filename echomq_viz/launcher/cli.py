@@ -215,12 +215,16 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         _say(f"JupyterLab's kernels talk over loopback TCP ports, not Unix sockets: {why}")
     with owned_tempdir("echomq-viz-lab-") as run_dir:
         env = {"JUPYTER_CONFIG_PATH": quiet_lab_config_path(run_dir), **_public("lab", args, extra, run_dir)}
-        if not args.public and (token := exposure.own_token(extra, run_dir)) is not None:
+        token = None if args.public else exposure.own_token(extra, run_dir)
+        if token is not None:
             env[exposure.TOKEN_FILE_ENV] = str(token)  # never printed: the browser opens with it
-            if args.no_browser:
+
+        def then() -> list[str]:  # once Redis is there: what the server starts with
+            root = chosen or lab_notebooks(say=_say)
+            if token is not None and args.no_browser:
                 _say(f"the token to log in with is in {token} (yours only, gone when this stops)")
-        return _serve([*argv, *extra], env,
-                      then=lambda: [f"--ServerApp.root_dir={chosen or lab_notebooks(say=_say)}"])
+            return [f"--ServerApp.root_dir={root}"]
+        return _serve([*argv, *extra], env, then=then)
 
 
 def app_environment(inspect_any: bool) -> dict[str, str]:
