@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from echomq_viz.launcher import exposure
-from conftest import tiny_notebooks
+from conftest import tiny_notebooks, wait_until
 
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
 PROBE = Path(__file__).with_name("exposure_probe.py")
@@ -244,13 +244,16 @@ def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
         assert token is not None and port is not None, said
         assert token not in said and f":{port}/lab?token=..." in said, said
 
-        def status(query: str) -> int:
+        def status(query: str) -> int | None:
             try:
                 return urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status{query}", timeout=30).status
             except urllib.error.HTTPError as error:
                 return error.code
+            except urllib.error.URLError:
+                return None  # not listening (yet): asked again
 
-        assert (status(f"?token={token}"), status("")) == (200, 403)
+        assert wait_until(lambda: status(f"?token={token}") == 200, 30), said
+        assert status("") == 403
     finally:
         lab.send_signal(2)
         rest = lab.communicate(timeout=60)[0]
