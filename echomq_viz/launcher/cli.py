@@ -221,7 +221,7 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
         def then() -> list[str]:  # once Redis is there: what the server starts with
             root = chosen or lab_notebooks(say=_say)
-            if token is not None and args.no_browser:
+            if token is not None:  # for another browser, or this one's tab closed
                 _say(f"the token to log in with is in {token} (yours only, gone when this stops)")
             return [f"--ServerApp.root_dir={root}"]
         return _serve([*argv, *extra], env, then=then)

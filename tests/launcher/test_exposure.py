@@ -217,7 +217,7 @@ def test_a_local_lab_gets_a_token_of_its_own_unless_one_was_chosen(tmp_path, mon
 @pytest.mark.slow
 def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
     """jupyter_server prints a token it made itself in full, twice, with its address: the lab
-    gives it one from a 0600 file instead (shown as ``...``), and with --no-browser says where."""
+    gives it one from a 0600 file instead (shown as ``...``), and says where."""
     import urllib.error
     import urllib.request
 
