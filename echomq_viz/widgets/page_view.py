@@ -90,8 +90,7 @@ class PageFigure(anywidget.AnyWidget):
                     if not (value is None and trait.allow_none) and hasattr(trait, "validate"):
                         trait.validate(self, value)
                 except traitlets.TraitError:
-                    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-                    self.status = f"refused {name} {shown}: not a value it can take"
+                    self.status = f"refused {name} {sent(value)}: not a value it can take"
                     continue
             taken[name] = value
         if taken:
