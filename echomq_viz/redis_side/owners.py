@@ -271,15 +271,15 @@ def clean_orphans(client: Any) -> int:
     """
     check_client(client)
     confined = _confined_namespace(client)
+    # a student's user cleans only its own namespace's tokens (demo_owner keeps only real ones)
+    ours = None if confined is None else f"{confined}{NAMESPACE_MARK}"
     server = _Server(client, "0" * 8)
     removed = 0
     try:
         for node in server.nodes:
-            # demo_owner then keeps only real tokens; a student's user cleans only its own namespace
-            glob = "*" if confined is None else f"{confined}{NAMESPACE_MARK}*"
-            for owners, leases, by_hand in scan_batches(node, glob):
-                if confined is not None:  # the glob's last * also matches past a '}': another's key
-                    ours = f"{confined}{NAMESPACE_MARK}"  # (bob's emq:{viz-q@bob.<hex>}:x@alice.0}:y)
+            for owners, leases, by_hand in scan_batches(node, "*" if ours is None else ours + "*"):
+                if ours is not None:  # the glob's last * also matches past a '}': another's key
+                    # (bob's emq:{viz-q@bob.<hex>}:x@alice.0}:y)
                     owners = {token: queues for token, queues in owners.items() if token.startswith(ours)}
                     leases = {token for token in leases if token.startswith(ours)}
                 for token, queues in owners.items():
