@@ -244,7 +244,7 @@ class ConsumeView(PageView):
             return
         action = self._actions.get(content.get("kind")) if isinstance(content.get("kind"), str) else None
         if action is None:
-            self.status.note(f"refused the page's message {str(content)[:60]}: its kind must be one of "
+            self.status.note(f"refused the page's message {sent(content)}: its kind must be one of "
                              + ", ".join(ACTIONS))
         else:
             action()

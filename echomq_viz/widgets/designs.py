@@ -345,11 +345,11 @@ class PackingView(PageView):
         widths = message.get("widths")
         names = ("tenant_bits", "priority_bits", "arrival_bits")
         if not isinstance(widths, list) or len(widths) != 3:
-            self.figure.status = f"refused widths {widths!r:.60}: three whole numbers are needed"
+            self.figure.status = f"refused widths {sent(widths)}: three whole numbers are needed"
             return
         for name, value in zip(names, widths):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= EXACT_BITS:
-                self.figure.status = f"refused {name} {value!r:.40}: it must be a whole number in 0..{EXACT_BITS}"
+                self.figure.status = f"refused {name} {sent(value)}: it must be a whole number in 0..{EXACT_BITS}"
                 return
         if sum(widths) > BUDGET_CEILING:
             self.figure.status = (f"refused widths {' + '.join(map(str, widths))} = {sum(widths)} bits: "

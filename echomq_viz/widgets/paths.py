@@ -22,7 +22,7 @@ from echomq_viz.core.checks import check_str
 from echomq_viz.experiments.paths import LANDINGS, PATHS, SCENE, SCORER, PathRun, ScoringPaths
 from echomq_viz.redis_side.lua_loader import LUA_DIR, include_graph, includers_of
 from echomq_viz.widgets.answer import Answer
-from echomq_viz.widgets.page_view import PageFigure, PageView
+from echomq_viz.widgets.page_view import PageFigure, PageView, sent
 
 __all__ = ["IncludeGraphView", "IncludeGraphFigure", "PathView", "PathFigure", "path_answer"]
 
@@ -55,7 +55,7 @@ def _one_of(figure: PageFigure, proposal: dict, allowed: Sequence[Any]) -> Any:
     good = figure.__dict__.setdefault("_good_values", {})  # the last value that passed, as _checked keeps it
     if value not in allowed:
         shown = ", ".join(repr(a) for a in allowed if a is not None)
-        figure.status = f"refused {name} {str(value)[:60]!r}: it must be one of {shown}"
+        figure.status = f"refused {name} {sent(value)}: it must be one of {shown}"
         return good.get(name, trait.default())
     if figure.status.startswith("refused "):
         figure.status = ""

@@ -109,13 +109,15 @@ def test_a_value_from_the_page_the_kernel_does_not_take_is_refused_in_one_line(d
     assert view.guess == "4" and view.figure.status == ""
 
 
-@pytest.mark.parametrize("message", [{"kind": "pop all"}, {"kind": 1}, {"kind": None}, {"do": "pop"}])
+@pytest.mark.parametrize("message", [{"kind": "pop all"}, {"kind": 1}, {"kind": None}, {"do": "pop"},
+                                     {"kind": "pop" * 300_000}])
 def test_a_message_that_is_no_button_runs_nothing(demo, keyspace, message):
     view = ConsumeView(demo, priorities=[3, 1], waiting=0)
     before = keyspace()
     view.figure._handle_custom_msg(message, [])
     assert view.status.text.startswith("refused the page's message") and "\n" not in view.status.text
     assert "pop, drain, refill" in view.status.text and keyspace() == before and view.popped == []
+    assert len(view.status.text) < 200  # a crafted message's megabyte quoted in 40 characters
 
 
 def test_the_guess_from_code_is_checked(demo):

@@ -116,12 +116,15 @@ def test_a_packing_value_from_the_page_outside_the_kernels_bounds_is_refused(dem
     ([11, True, 32], "refused priority_bits True"),
     ([11, 10], "refused widths [11, 10]"),
     ("11,10,32", "refused widths '11,10,32'"),
+    ([11] * 100_000, "refused widths [11, 11, 11"),  # a crafted message: quoted in 40 characters
+    ([11, "9" * 100_000, 32], "refused priority_bits '9999"),
 ])
 def test_a_run_asked_with_widths_out_of_bounds_is_refused_and_writes_nothing(demo, keyspace, widths, line):
     view = PackingView(demo)
     before = keyspace()
     assert _run_message(view, {"kind": "run", "widths": widths}) == [{"kind": "done"}]
     assert view.figure.status.startswith(line) and "\n" not in view.figure.status
+    assert len(view.figure.status) < 200
     assert view.widths == (8, 8, 32) and view.figure.outcome == {} and keyspace() == before
 
 

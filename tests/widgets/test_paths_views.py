@@ -166,6 +166,13 @@ def test_a_guess_from_the_page_that_is_no_landing_is_refused_in_one_line(demo, k
     assert view.figure.status == "" and view.prediction == "the wait list"
 
 
+def test_a_long_guess_is_quoted_in_forty_characters(demo):
+    view = PathView(ScoringPaths(demo), "retry")
+    view.figure.set_state({"guess": "front" * 200_000})  # a crafted message: a megabyte
+    assert view.figure.status.startswith("refused guess 'frontfront") and "…: it must be one of" in view.figure.status
+    assert len(view.figure.status) < 200
+
+
 def test_path_view_refuses_bad_arguments(demo):
     lab = ScoringPaths(demo)
     with pytest.raises(ValueError, match="same tier"):
