@@ -32,6 +32,7 @@ local prefix, jobId, lifo = ARGV[2], ARGV[3], ARGV[4]
 --- @include "includes/checkJobId"
 --- @include "includes/checkLifo"
 --- @include "includes/checkPriorityCounter"
+--- @include "includes/checkJobHash"
 --- @include "includes/isQueuePaused"
 --- @include "includes/addBaseMarkerIfNeeded"
 --- @include "includes/addJobInTargetList"
@@ -43,7 +44,8 @@ if not priority then
   return redis.error_reply("ERR " .. priorityError)
 end
 local argsError = checkKeys(prefix, {"wait", "paused", "meta", "prioritized", "active", "pc",
-  "marker"}) or checkJobId(jobId, true) or checkLifo(lifo) or checkPriorityCounter(priorityCounterKey)
+  "marker"}) or checkJobId(jobId, true) or checkLifo(lifo) or checkPriorityCounter(priorityCounterKey) or
+  checkJobHash(prefix .. jobId)
 if argsError then
   return redis.error_reply("ERR " .. argsError)
 end

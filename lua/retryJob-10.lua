@@ -49,6 +49,7 @@ local reason = ARGV[6] or ""
 --- @include "includes/activeJobStatus"
 --- @include "includes/checkStoredPriority"
 --- @include "includes/checkPriorityCounter"
+--- @include "includes/checkJobHash"
 --- @include "includes/checkDueDelayedJobs"
 --- @include "includes/promoteDelayedJobs"
 --- @include "includes/isQueuePaused"
@@ -60,7 +61,7 @@ local reason = ARGV[6] or ""
 local dueJobs = {}
 local argsError = checkKeys(prefix, {"active", "wait", "paused", "meta", "events", "delayed",
   "prioritized", "pc", "marker", "stalled"}) or checkTimestamp(timestamp) or checkPushCmd(pushCmd) or
-  checkJobId(jobId, true) or checkNotEmpty("lock token", token) or
+  checkJobId(jobId, true) or checkNotEmpty("lock token", token) or checkJobHash(prefix .. jobId, "atm") or
   checkDueDelayedJobs(dueJobs, delayedKey, prefix, timestamp, priorityCounterKey)
 if argsError then
   return redis.error_reply("ERR " .. argsError)

@@ -296,6 +296,88 @@ def test_every_new_script_refuses_a_foreign_key_in_every_position(loaded, ctx, k
         assert keyspace() == before
 
 
+# The Redis type each queue key holds, as BullMQ keeps them (the loaded queue shows those in use).
+REDIS_TYPES = {
+    "wait": "list", "paused": "list", "active": "list", "prioritized": "zset", "delayed": "zset",
+    "completed": "zset", "marker": "zset", "meta": "hash", "id": "string", "pc": "string",
+    "limiter": "string", "events": "stream", "stalled": "set",
+}
+EVERY_SCRIPT_ARGS = {
+    **VALID_ARGS,
+    "addPrioritizedJob": [PREFIX, "", "j", T0, "{}", "5"],
+    "addStandardJob": [PREFIX, "", "j", T0, "{}"],
+    "moveToActive": [PREFIX, T0 + 10, TOKEN, "1000"],
+    "changePriority": ["2", PREFIX, "3", "0"],
+    "getCountsPerPriority": ["0", "1", "2"],
+}
+
+
+def _make_wrong_type(r, key: str, held: str) -> str:
+    """Replace ``key`` with a key of another type than ``held``, as a student may by hand; that type."""
+    r.delete(key)
+    if held == "hash":
+        r.set(key, "by hand")
+        return "string"
+    r.hset(key, "by", "hand")
+    return "hash"
+
+
+def test_a_loaded_queue_holds_each_key_in_its_type(loaded, ctx, r):
+    in_use = {name: r.type(PREFIX + name) for name in REDIS_TYPES if r.exists(PREFIX + name)}
+    assert {"active", "prioritized", "delayed", "marker", "id", "pc", "events"} <= set(in_use)  # made by the scripts
+    assert in_use == {name: REDIS_TYPES[name] for name in in_use}
+
+
+@pytest.mark.parametrize("command", sorted(EVERY_SCRIPT_ARGS))
+def test_every_script_refuses_a_key_of_another_type_in_every_position_before_writing(
+        loaded, ctx, r, keyspace, command):
+    script = loaded.sources[command]
+    for position, name in enumerate(script.key_types):
+        key = PREFIX + name
+        saved = r.dump(key)
+        wrong = _make_wrong_type(r, key, REDIS_TYPES[name])
+        before = keyspace()
+        with pytest.raises(redis.ResponseError) as info:
+            loaded.run(command, ctx, EVERY_SCRIPT_ARGS[command])
+        message = str(info.value)
+        assert f"KEYS[{position + 1}] {key} is a {wrong}, not a {REDIS_TYPES[name]}" in message
+        assert len(message.splitlines()) == 1
+        assert keyspace() == before, (command, name)
+        r.delete(key)
+        if saved is not None:
+            r.restore(key, 0, saved)
+
+
+@pytest.mark.parametrize("command, args, job", [
+    ("changePriority", ["1", PREFIX, "6", "0"], "6"),  # a queued job: it would move, then HSET fail
+    ("promote", [PREFIX, "8"], "8"),
+    ("moveToActive", [PREFIX, T0 + 10, TOKEN, "1000"], "8"),  # due, so promoted first
+    ("retryJob", [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""], "9"),  # the active one, locked with TOKEN
+], ids=["change", "promote", "consume", "retry"])
+def test_a_job_key_of_another_type_is_refused_before_writing(loaded, ctx, r, keyspace, command, args, job):
+    r.delete(Keys.job(ctx, job))
+    r.rpush(Keys.job(ctx, job), "by hand")
+    before = keyspace()
+    with pytest.raises(redis.ResponseError) as info:
+        loaded.run(command, ctx, args)
+    assert f"emq:{{test-queue}}:{job} is a list, not a job hash" in str(info.value)
+    assert len(str(info.value).splitlines()) == 1
+    assert keyspace() == before
+
+
+@pytest.mark.parametrize("value", ["many", "1.5", str(2**63 - 1)])
+def test_a_retry_refuses_an_attempt_count_it_cannot_add_one_to_before_writing(loaded, ctx, r, keyspace, value):
+    r.hset(Keys.job(ctx, "9"), "atm", value)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match="'atm' field") as info:
+        loaded.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""])
+    assert len(str(info.value).splitlines()) == 1
+    assert keyspace() == before
+    r.hset(Keys.job(ctx, "9"), "atm", "2")
+    assert loaded.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""]) == 0
+    assert r.hget(Keys.job(ctx, "9"), "atm") == "3"
+
+
 @pytest.mark.parametrize("command, args", [
     ("moveToActive", [PREFIX, T0 + 10, TOKEN, "1000"]),
     ("retryJob", [PREFIX, T0 + 10, "LPUSH", "1", TOKEN, ""]),
