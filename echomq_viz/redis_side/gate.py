@@ -19,8 +19,10 @@ to Redis and then, per command:
    student's process blocks in its own send;
 2. takes its tokens from that Redis user's bucket (``rate`` a second, ``burst``
    at once, shared by all of the user's connections; one token a command and
-   one more per 16 KiB begun past the first; a command is at most 1 MiB, and
-   64 KiB before a login), waiting when they are not there;
+   one more per 16 KiB begun past the first, and for a ``SCAN``, which walks
+   every student's keys, one more per 100 keys its ``COUNT`` asks for, at most
+   1000; a command is at most 1 MiB, and 64 KiB before a login), waiting when
+   they are not there;
 3. sends the command to Redis and passes its one reply back as it comes.
 
 So Redis never holds more than one command of a connection, and a user at most

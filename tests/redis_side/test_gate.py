@@ -321,3 +321,29 @@ def test_sockets_that_never_log_in_cannot_hold_every_seat(course, students):
             client.close()
         for client in (alice, *more):
             client.close()
+
+
+def test_a_scan_walks_at_most_a_thousand_keys_a_call_and_pays_for_them(course, students):
+    """SCAN walks every student's keys: a COUNT past 1000 is refused in one line (the connection goes
+    on), and 4 SCANs of COUNT 1000 (11 tokens each) at 110 tokens a second with 11 at once cannot take
+    less than 0.3 s (a lower bound), where 4 plain SCANs take a token each."""
+    with GateThread(course.url, limits=GateLimits(rate=110, burst=11)) as gate:
+        alice = connect(gate.url_for(students["alice"]))
+        for count in ("1001", "0", "-5", "many", "1" * 5000):
+            with pytest.raises(redis.ResponseError) as refused:
+                alice.execute_command("SCAN", "0", "MATCH", "*", "COUNT", count)
+            assert str(refused.value).startswith("echomq-viz gate: SCAN's COUNT must be 1..1000 here")
+            assert one_clear_line(str(refused.value)) and len(str(refused.value)) < 200
+        time.sleep(0.2)  # the bucket full again: 11
+        for _ in range(4):
+            alice.execute_command("SCAN", "0")
+        assert gate.gate.buckets[b"alice"].tokens >= 11 - 4  # one each (it only refills meanwhile)
+        time.sleep(0.2)
+        pipe = alice.pipeline(transaction=False)
+        for _ in range(4):
+            pipe.execute_command("SCAN", "0", "COUNT", "1000")
+        started = time.monotonic()
+        assert len(pipe.execute()) == 4
+        assert time.monotonic() - started >= 0.3 - 0.05
+        assert alice.execute_command("ACL", "WHOAMI") == "alice"
+        alice.close()
