@@ -321,6 +321,7 @@ def test_installed_commands_work_from_an_empty_folder_on_the_users_copy(installe
                              f"/api/contents?token={TOKEN}", tmp_path / "lab.log")
     assert sorted(item["name"] for item in json.loads(listing)["content"]
                   if item["type"] == "notebook") == NOTEBOOKS
-    served = _serve_and_get([launcher, "app"], empty, "/voila/api/contents", tmp_path / "app.log")
+    served = _serve_and_get([launcher, "app", f"--Voila.token={TOKEN}"], empty, f"/voila/api/contents?token={TOKEN}",
+                            tmp_path / "app.log")
     assert sorted(item["name"] for item in json.loads(served)["content"]) == NOTEBOOKS
     assert "my own note" in mine.read_text()  # three runs later, the edit is still there

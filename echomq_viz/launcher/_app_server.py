@@ -28,12 +28,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import html
 import logging
+import os
 import re
 import secrets
+import threading
+import webbrowser
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
@@ -45,6 +50,7 @@ from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 from echomq_viz.launcher import app_index
 from echomq_viz.launcher._app_orphans import OrphanSweeper
+from echomq_viz.launcher.exposure import TOKEN_FILE_ENV
 from echomq_viz.launcher.notebook_copies import shipped_notebooks
 from echomq_viz.launcher.seats import SEAT_IDLE_S, SEATS_PER_VISITOR, class_full_line
 from echomq_viz.launcher.trust import trust_shipped
@@ -309,6 +315,28 @@ class AppVoila(Voila):
         if getattr(self, "ioloop", None) is None:
             raise SystemExit(0)
         super()._handle_signal_stop(sig, frame)
+
+    def launch_browser(self) -> None:
+        """Voila opens its address without the token it requires, so the reader met a login page.
+        With one, the browser opens the address with it, as JupyterLab's does, through a page in the
+        run's own 0700 folder (a command line would show the token to every user of the machine)."""
+        token_file = os.environ.get(TOKEN_FILE_ENV)
+        if not token_file:
+            super().launch_browser()
+            return
+        try:
+            browser = webbrowser.get(self.browser or None)
+        except webbrowser.Error as exc:
+            self.log.warning("No web browser found: %s.", exc)
+            return
+        token = Path(token_file).read_text(encoding="utf-8")
+        address = f"{self.connection_url.rstrip('/')}{self.base_url}?token={quote(token, safe='')}"
+        page = Path(token_file).with_name("open.html")
+        with os.fdopen(os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as handle:
+            handle.write(f'<!DOCTYPE html><meta http-equiv="refresh" content="0;url={html.escape(address)}">'
+                         f'<a href="{html.escape(address)}">Open echomq-viz</a>')
+        threading.Thread(target=browser.open, args=(page.as_uri(),), kwargs={"new": self.webbrowser_open_new},
+                         daemon=True).start()
 
     def init_settings(self) -> dict:
         settings = super().init_settings()

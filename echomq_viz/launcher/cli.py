@@ -262,8 +262,13 @@ def cmd_app(args: argparse.Namespace, extra: Sequence[str]) -> int:
     with owned_tempdir("echomq-viz-app-") as run_dir, kernel_transport(run_dir) as kernels:
         argv += [f"--Voila.connection_dir_root={kernels.path}", *kernels.options]
         env = {**app_environment(args.inspect_any), **_public("app", args, extra, run_dir)}
+        token = None if args.public else exposure.own_token(extra, run_dir)
+        if token is not None:
+            env[exposure.TOKEN_FILE_ENV] = str(token)  # never printed: the browser opens with it
 
         def say_the_cap() -> list[str]:  # once Redis answered: a bad REDIS_URL stays the one line
+            if token is not None:  # for another browser, or a student's tab on this machine
+                _say(f"the token to log in with is in {token} (yours only, gone when this stops)")
             _say(cap_line(seats, chosen=args.max_kernels is not None, rotation=rotation))
             if kernels.why_tcp:
                 print(kernels.why_tcp, file=sys.stderr, flush=True)

@@ -237,11 +237,11 @@ class Publication:
 def own_token(extra: Sequence[str], run_dir: Path) -> Path | None:
     """A token for a server on loopback, in a 0600 file of the run's own folder as ``--public``'s
     is: a server that makes its own token prints it in full with its address (jupyter_server does),
-    one it is given is shown as ``...``. None where the user chose one (``JUPYTER_TOKEN``, or a
-    token or password option in ``extra``)."""
-    if os.environ.get("JUPYTER_TOKEN") or any(_AUTH_OPTION.fullmatch(arg) for arg in extra):
+    one it is given is shown as ``...``. ``JUPYTER_TOKEN`` when set (Voila would ignore it and
+    serve with none), else a fresh one; None where a token or password option in ``extra`` chose."""
+    if any(_AUTH_OPTION.fullmatch(arg) for arg in extra):
         return None
-    return _private_file(run_dir / "token", secrets.token_urlsafe(24))
+    return _private_file(run_dir / "token", os.environ.get("JUPYTER_TOKEN") or secrets.token_urlsafe(24))
 
 
 def token_options(option: str) -> list[str]:

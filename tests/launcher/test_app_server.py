@@ -210,7 +210,7 @@ class RunningApp:
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "echomq_viz", "app", "--no-browser", "--port", str(self.port), "--notebooks",
-             str(folder), *options], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+             str(folder), "--Voila.token=", *options], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         if not wait_until(lambda: self.get("/")[0] == 200, 120, step=0.2):
             self.stop()
             raise RuntimeError(f"the app never answered: {self.text()[-2000:]}")

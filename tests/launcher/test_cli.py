@@ -91,6 +91,8 @@ class Launched:
         argv = [*LAUNCHER, mode, "--no-browser", "--port", str(self.port), "--notebooks", str(notebooks)]
         if mode == "lab":
             argv.append(f"--IdentityProvider.token={TOKEN}")
+        else:  # what is tested here is the app's pages and processes; its login: test_exposure
+            argv.append("--Voila.token=")
         argv += list(extra)
         env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, **(env or {})}  # its own Redis
         self.log = log

@@ -12,13 +12,16 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import psutil
 import pytest
 
 from echomq_viz.launcher import exposure
+from echomq_viz.redis_side.server import free_tcp_port
 from conftest import tiny_notebooks, wait_until
+from test_browser import browser  # noqa: F401 (the module's Chromium fixture)
 
 LAUNCHER = [sys.executable, "-m", "echomq_viz"]
 PROBE = Path(__file__).with_name("exposure_probe.py")
@@ -203,15 +206,17 @@ def test_a_non_loopback_address_is_refused_then_served_only_with_the_token(tmp_p
     assert result["pinned"] == {"served": True, "elsewhere": False}
 
 
-def test_a_local_lab_gets_a_token_of_its_own_unless_one_was_chosen(tmp_path, monkeypatch):
+def test_a_local_server_gets_a_token_of_its_own_unless_one_was_chosen(tmp_path, monkeypatch):
     monkeypatch.delenv("JUPYTER_TOKEN", raising=False)
     made = exposure.own_token([], tmp_path)
     assert made is not None and stat.S_IMODE(made.stat().st_mode) == 0o600 and len(made.read_text()) >= 32
-    for chosen in (["--IdentityProvider.token=mine"], ["--ServerApp.token="], ["--PasswordIdentityProvider.hashed_password=x"]):
+    for chosen in (["--IdentityProvider.token=mine"], ["--ServerApp.token="], ["--PasswordIdentityProvider.hashed_password=x"],
+                   ["--Voila.token="], ["--token=x"]):
         assert exposure.own_token(chosen, tmp_path / "other") is None, chosen
-    monkeypatch.setenv("JUPYTER_TOKEN", "mine")
-    assert exposure.own_token([], tmp_path / "other") is None
     assert not (tmp_path / "other").exists()
+    monkeypatch.setenv("JUPYTER_TOKEN", "mine")  # Voila ignores it: the file carries it to the server
+    (tmp_path / "third").mkdir()
+    assert exposure.own_token([], tmp_path / "third").read_text() == "mine"
 
 
 @pytest.mark.slow
@@ -259,3 +264,72 @@ def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
         rest = lab.communicate(timeout=60)[0]
         shutil.rmtree(tmp, ignore_errors=True)
     assert (token is None or token not in rest) and lab.returncode == 0, rest[-2000:]
+
+
+@pytest.mark.slow
+def test_a_local_app_never_prints_its_token_opens_the_browser_with_it_and_asks_for_it(tmp_path, browser):
+    """Voila served every user of the machine on loopback, with no token. The app now has one from a
+    0600 file (its address line shows ``?token=...``), says where it is, and opens the browser with it
+    through a 0600 page in its own folder; a page opened so runs its widgets (the kernel's websocket
+    logs in with the cookie); without the token, the notebooks are not served."""
+    import http.client
+
+    tmp = Path(tempfile.mkdtemp(prefix="emq-t-"))  # short: the private Redis's socket path must stay under 108 bytes
+    opened = tmp_path / "opened"
+    recorder = tmp_path / "browser.sh"
+    recorder.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    recorder.chmod(0o700)
+    env = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "JUPYTER_TOKEN")}, "TMPDIR": str(tmp),
+           "BROWSER": str(recorder)}
+    folder = tiny_notebooks(tmp_path / "notebooks", "import ipywidgets\nipywidgets.IntSlider(value=7, description='seven')")
+    port = free_tcp_port()
+    app = subprocess.Popen([*LAUNCHER, "app", "--port", str(port), "--notebooks", str(folder)], cwd=tmp_path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+                           start_new_session=True)
+    lines: list[str] = []
+    token = None
+    watchdog = threading.Timer(120, os.killpg, (app.pid, 9))  # an app that never says its address: EOF, not a hang
+    watchdog.start()
+    try:
+        for line in app.stdout:
+            lines.append(line)
+            if "the token to log in with is in " in line:
+                where = Path(line.split(" is in ", 1)[1].split(" (", 1)[0])
+                token = where.read_text()
+                assert stat.S_IMODE(where.stat().st_mode) == 0o600
+            if f"http://127.0.0.1:{port}/?token=" in line:
+                break
+        watchdog.cancel()
+        said = "".join(lines)
+        assert token is not None and len(token) >= 32 and token not in said, said
+        assert f"http://127.0.0.1:{port}/?token=..." in said, said
+
+        def status(path: str) -> str:
+            """The status and where it sends the browser (the redirect not followed)."""
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            try:
+                connection.request("GET", path)
+                response = connection.getresponse()
+                return f"{response.status} {response.getheader('Location') or ''}"
+            finally:
+                connection.close()
+
+        for path in ("/", "/voila/render/tiny.ipynb"):
+            assert status(path).startswith(("403", "302 /login")), status(path)
+        assert wait_until(opened.exists, 30), said
+        page_file = Path(opened.read_text().strip().removeprefix("file://"))
+        assert stat.S_IMODE(page_file.stat().st_mode) == 0o600 and f"/?token={token}" in page_file.read_text()
+        page = browser.new_page()
+        try:
+            page.goto(page_file.as_uri())
+            page.wait_for_url(f"http://127.0.0.1:{port}/**", timeout=30_000)
+            page.goto(f"http://127.0.0.1:{port}/voila/render/tiny.ipynb", timeout=120_000)
+            page.get_by_role("slider", name="seven").wait_for(timeout=60_000)  # drawn from the kernel's widget state
+        finally:
+            page.close()
+    finally:
+        os.killpg(app.pid, 2)
+        rest = app.communicate(timeout=60)[0]
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert (token is None or token not in rest) and app.returncode == 0, rest[-2000:]
+    assert not page_file.exists()  # the run's folder, and the page in it, gone with the app
