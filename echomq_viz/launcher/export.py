@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
-from echomq_viz.launcher._kernel_channels import private_kernel_config
+from echomq_viz.launcher._notebook_run import execute_with_widgets  # re-exported: the run of one notebook
 from echomq_viz.launcher.page_notice import (  # re-exported: what the pages say of their figures
     ANYWIDGET, LIVE_NOTICE_HTML, MOVING_NOTICE_HTML, SNAPSHOT_NOTICE_HTML, anywidget_versions, freeze_controls,
     notice_html, same_minor)
@@ -269,21 +269,6 @@ def _frontend_version(distribution_name: str) -> str:
 def _has_maths(nb) -> bool:
     return any(cell.cell_type == "markdown" and ("$" in cell.source or "\\begin{" in cell.source)
                for cell in nb.cells)
-
-
-def execute_with_widgets(nb, path: Path, timeout: int, *, page_stills: bool = True) -> None:
-    """Run the notebook in a fresh kernel with its widget state stored, then
-    make each page view's still from its stored state
-    (:func:`echomq_viz.launcher._stills.store_stills`). With ``page_stills``
-    False those get no still (they need a browser to make one)."""
-    from nbclient import NotebookClient
-
-    with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    from echomq_viz.launcher._stills import store_stills
-
-    store_stills(nb, page_views=page_stills)
 
 
 def _exporter():
