@@ -334,14 +334,20 @@ def cmd_redis(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     skip_iri_grammar()  # before nbformat brings jsonschema
-    from echomq_viz.launcher.export import ExportError, export_notebooks
+    from echomq_viz.launcher.export import ExportError, ExportStopped, export_notebooks
 
+    # Ctrl-C, SIGTERM or SIGHUP only recorded, then heard between steps: a KeyboardInterrupt
+    # raised anywhere (in a library's cleanup, say) could leave a kernel or a browser behind
     try:
-        written = export_notebooks(
-            notebooks_dir(args.notebooks, say=_say), Path(args.out), names=args.names or None,
-            cache_dir=Path(args.cache) if args.cache else None, execute=not args.no_execute,
-            log=lambda line: print(line, flush=True),
-        )
+        with StopSignals() as stop:
+            written = export_notebooks(
+                notebooks_dir(args.notebooks, say=_say), Path(args.out), names=args.names or None,
+                cache_dir=Path(args.cache) if args.cache else None, execute=not args.no_execute,
+                log=lambda line: print(line, flush=True), stop=lambda: bool(stop.received),
+            )
+    except ExportStopped as exc:
+        print(f"echomq-viz export: {exc} in {Path(args.out).resolve()}", file=sys.stderr)
+        return 128 + stop.received[0]
     except ExportError as exc:
         print(f"echomq-viz export: {redact_url(str(exc))}", file=sys.stderr)
         return 2

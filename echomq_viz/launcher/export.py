@@ -50,14 +50,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Sequence
 
-from echomq_viz.launcher._kernel_channels import private_kernel_config
+from echomq_viz.launcher._notebook_run import execute_with_widgets  # re-exported: the run of one notebook
 from echomq_viz.launcher.page_notice import (  # re-exported: what the pages say of their figures
     ANYWIDGET, LIVE_NOTICE_HTML, MOVING_NOTICE_HTML, SNAPSHOT_NOTICE_HTML, anywidget_versions, freeze_controls,
     notice_html, same_minor)
 from echomq_viz.peers.npm import cache_root, one_process_at_a_time, run_npm
 from echomq_viz.launcher.app_template import TEMPLATE, TEMPLATE_ROOT
 
-__all__ = ["ExportError", "JsAsset", "JS_ASSETS", "fetch_js_assets",
+__all__ = ["ExportError", "ExportStopped", "JsAsset", "JS_ASSETS", "fetch_js_assets",
            "anywidget_frontend", "export_notebooks", "execute_with_widgets", "redis_for_kernels",
            "freeze_controls", "notice_html", "STATIC", "SNAPSHOT_NOTICE_HTML", "MOVING_NOTICE_HTML",
            "LIVE_NOTICE_HTML"]
@@ -67,6 +67,14 @@ STATIC = "static"  # the folder beside the pages holding the JavaScript
 
 class ExportError(RuntimeError):
     """The export could not be done; the message says what to do."""
+
+
+class ExportStopped(Exception):
+    """A stop (``stop()`` held) ended the export; ``written`` of ``total`` pages were written before it."""
+
+    def __init__(self, written: Sequence[Path], total: int) -> None:
+        super().__init__(f"stopped; {len(written)} of {total} pages written")
+        self.written, self.total = list(written), total
 
 
 @dataclass(frozen=True)
@@ -271,21 +279,6 @@ def _has_maths(nb) -> bool:
                for cell in nb.cells)
 
 
-def execute_with_widgets(nb, path: Path, timeout: int, *, page_stills: bool = True) -> None:
-    """Run the notebook in a fresh kernel with its widget state stored, then
-    make each page view's still from its stored state
-    (:func:`echomq_viz.launcher._stills.store_stills`). With ``page_stills``
-    False those get no still (they need a browser to make one)."""
-    from nbclient import NotebookClient
-
-    with private_kernel_config() as config:  # its kernel on Unix sockets where it can be
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=config,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    from echomq_viz.launcher._stills import store_stills
-
-    store_stills(nb, page_views=page_stills)
-
-
 def _exporter():
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -315,18 +308,26 @@ def _read(path: Path):
 def export_notebooks(
     notebooks: Path, out: Path, *, names: Sequence[str] | None = None, cache_dir: Path | None = None,
     execute: bool = True, timeout: int = 600, log: Callable[[str], None] = lambda _: None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> list[Path]:
     """Write ``out/<notebook>.html`` for every notebook (or the ``names``
     given) and the JavaScript they need under ``out/static/``.
 
     :param execute: run each notebook first (the default) so its figures are
         in the widget state; False keeps the stored outputs and state as they are.
+    :param stop: asked between the steps and while a notebook runs: once it holds,
+        its kernel is shut down and :class:`ExportStopped` raised; the pages written stay.
     :returns: the pages written.
     """
     paths = _select(notebooks, names)
     read = {path: _read(path) for path in paths}  # a file that is no notebook is said before anything is written
     _writable_folder(out)  # before minutes of fetching and running: a folder that cannot be is said now
-    assets = fetch_js_assets(cache_dir, log=log)
+    try:
+        assets = fetch_js_assets(cache_dir, log=log)
+    except ExportError:  # npm has the Ctrl-C too
+        if stop():
+            raise ExportStopped([], len(paths)) from None
+        raise
     try:
         assets[f"{STATIC}/{ANYWIDGET}/index.js"] = anywidget_frontend()
         no_anywidget = None
@@ -348,11 +349,15 @@ def export_notebooks(
         log(f"note: {no_browser}; the pages' moving views are stored without a still")
     with redis_for_kernels(execute):
         for path, nb in read.items():
+            if stop():
+                raise ExportStopped(written, len(paths))
             if execute:
                 log(f"running {path.name}")
                 try:
-                    execute_with_widgets(nb, path, timeout, page_stills=no_browser is None)
-                except Exception as exc:  # a failing cell: say which notebook
+                    execute_with_widgets(nb, path, timeout, page_stills=no_browser is None, stop=stop)
+                except Exception as exc:  # a failing cell: say which notebook; or the stop that ended it
+                    if stop():  # (the browser making stills has the terminal's Ctrl-C too, and ends)
+                        raise ExportStopped(written, len(paths)) from None
                     raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
                                       f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
                                       ) from exc
@@ -373,6 +378,8 @@ def export_notebooks(
             page.write_text(body, encoding="utf-8")
             log(f"wrote {page}")
             written.append(page)
+    if stop():
+        raise ExportStopped(written, len(paths))
     if not names:  # the whole set: its front page too (a subset would hide the others)
         from echomq_viz.launcher.app_index import write_offline_index
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import math
 import os
 import re
@@ -115,6 +116,18 @@ def browser_missing(chromium: str | None = None) -> str | None:
     return None
 
 
+class _DriverGone(logging.Filter):
+    """Drops asyncio's "exception was never retrieved" for Playwright's driver gone away (the terminal's
+    Ctrl-C reaches it too: it closes Chromium and exits). The call it failed said so already; Playwright
+    reads that future only while it starts."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and str(record.exc_info[1]) == "Connection closed while reading from the driver")
+
+
+_DRIVER_GONE = _DriverGone()
+
+
 def _one_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip() and not set(line.strip()) <= set("=")]
     return lines[0] if lines else type(error).__name__
@@ -163,6 +176,7 @@ class PageStills:
     def _start(self) -> None:
         from playwright.sync_api import sync_playwright
 
+        logging.getLogger("asyncio").addFilter(_DRIVER_GONE)  # once: a filter is added once
         playwright = sync_playwright().start()
         try:
             browser = playwright.chromium.launch(executable_path=self.chromium, args=CHROMIUM_ARGS)
