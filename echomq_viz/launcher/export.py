@@ -358,9 +358,11 @@ def export_notebooks(
                 except Exception as exc:  # a failing cell: say which notebook; or the stop that ended it
                     if stop():  # (the browser making stills has the terminal's Ctrl-C too, and ends)
                         raise ExportStopped(written, len(paths)) from None
+                    from nbconvert.filters import strip_ansi
+
+                    said = strip_ansi(str(exc)).strip()  # nbclient's error keeps the traceback's colours
                     raise ExportError(f"{path.name} failed to run: {type(exc).__name__}: "
-                                      f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-                                      ) from exc
+                                      f"{said.splitlines()[-1] if said else ''}") from exc
             elif "widgets" not in nb.metadata:
                 log(f"note: {path.name} has no stored widget state; its widgets will not render")
             stored_for = anywidget_versions(nb)
