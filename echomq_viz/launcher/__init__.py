@@ -14,7 +14,8 @@ Redis run in the foreground (:mod:`.gate_command`), the operator's ``clean`` and
 (:mod:`.exposure`), the kernels' channels (:mod:`._kernel_channels`), the
 reader's copy of the notebooks (:mod:`.notebook_copies`), trusted
 (:mod:`.trust`), the installed versions checked (:mod:`.versions`), the
-offline pages (:mod:`.export`; what each says of its figures, :mod:`.page_notice`) and the maintainers' tools: the stored stills
+offline pages (:mod:`.export`; what each says of its figures, :mod:`.page_notice`; one notebook's run,
+which a Ctrl-C stops cleanly, :mod:`._notebook_run`) and the maintainers' tools: the stored stills
 (:mod:`._stills`; each page view's drawn by headless Chromium, :mod:`.page_stills`), the re-run that stores them (:mod:`._refresh`), the
 Binder/Colab cell (:mod:`._notebook_chrome`) and the README's picture
 (:mod:`.readme_picture`).
