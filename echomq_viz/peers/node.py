@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -57,10 +58,13 @@ def install_node_packages(cache_dir: Path | None = None) -> Path:
     return folder
 
 
+REQUEST_TIMEOUT_S = 300.0  # far past the longest request (filling a Bull list to 10^5 jobs: about 30 s)
+
+
 class NodeRunner:
     """One ``node <script>`` process (``node_runner.js`` by default); :meth:`request` sends one JSON request."""
 
-    def __init__(self, cache_dir: Path | None = None, timeout: float = 60.0, script: Path = RUNNER) -> None:
+    def __init__(self, cache_dir: Path | None = None, timeout: float = REQUEST_TIMEOUT_S, script: Path = RUNNER) -> None:
         folder = install_node_packages(cache_dir)
         env = {**os.environ, "NODE_PATH": str(folder / "node_modules")}
         self.timeout = timeout
@@ -77,6 +81,12 @@ class NodeRunner:
             raise RuntimeError(f"the Node runner has exited (code {self.process.returncode})")
         self.process.stdin.write(json.dumps({"op": op, **fields}) + "\n")
         self.process.stdin.flush()
+        # ioredis retries forever once its Redis is gone (maxRetriesPerRequest: null): the answer
+        # would never come, and whoever waits (a notebook, the findings lock) with it
+        if not select.select([self.process.stdout], [], [], self.timeout)[0]:
+            self.process.kill()
+            self.process.wait(5)
+            raise RuntimeError(f"the Node runner did not answer {op!r} within {self.timeout:g} s: it was stopped")
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the Node runner stopped answering during {op!r}")

@@ -320,6 +320,27 @@ def test_the_node_runner_ends_with_its_peer(tcp_server):
     assert not _running(runner), "the node runner outlived its peer"  # gone, or a zombie
 
 
+@pytest.mark.slow
+def test_a_node_runner_whose_redis_dies_answers_within_its_timeout_and_is_stopped():
+    """ioredis retries forever once its Redis is gone: a request waited for ever, and the notebook (and
+    the findings lock every kernel waits on) with it."""
+    from echomq_viz.peers.node import WORKER, NodeRunner
+
+    server = server_mod.RedisServer().start()
+    runner = NodeRunner(script=WORKER, timeout=3.0)
+    try:
+        runner.request("open", lib="bull", path=server.socket_path, queue="jobs")
+        server.stop()
+        started = time.monotonic()
+        with assert_refused(RuntimeError, r"^the Node runner did not answer 'add' within 3 s: it was stopped$"):
+            runner.request("add", jobs=[{"name": "a", "priority": 1}])
+        assert time.monotonic() - started >= 3 - 0.05  # a lower bound: the timeout was waited out
+        assert runner.process.poll() is not None  # ended, not left retrying
+    finally:
+        runner.close()
+        server.stop()
+
+
 # -- the views, and a machine without Node.js ------------------------------------------------------
 
 
