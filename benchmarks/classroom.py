@@ -940,8 +940,8 @@ def _kernel_process(app: App, kernel_id: str) -> psutil.Process | None:
 
 async def _clean(url: str) -> int:
     """``echomq-viz clean`` on ``url``, the real command: how many keys it removed."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = await asyncio.create_subprocess_exec(sys.executable, "-m", "echomq_viz", "clean", "--url", url, env=env,
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REDIS_URL": url}  # a password never on a command line
+    done = await asyncio.create_subprocess_exec(sys.executable, "-m", "echomq_viz", "clean", env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await done.communicate()
     found = re.search(r"removed (\d+)", out.decode())

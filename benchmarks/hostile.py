@@ -179,8 +179,9 @@ def _hostile(url: str, space: str, schedule: list[tuple[float, float, str]], res
 def _gate(url: str):
     """``echomq-viz gate`` in front of ``url``, as an operator runs it: its port; stopped (Ctrl-C) at
     the end, whatever happened."""
-    gate = subprocess.Popen([sys.executable, "-m", "echomq_viz", "gate", "--url", url, "--port", "0"],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    # the operator's URL in its environment (REDIS_URL), never on a command line every user's `ps` shows
+    gate = subprocess.Popen([sys.executable, "-m", "echomq_viz", "gate", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "REDIS_URL": url})
     try:
         first = gate.stdout.readline()
         if " through 127.0.0.1:" not in first:
