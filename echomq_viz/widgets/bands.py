@@ -149,6 +149,8 @@ class BandsView(PageView):
         tiers = len(counts) or self.figure.tiers
         edge = self.figure.edge
         parts = ", ".join(f"tier {p}: {n:,}" for p, n in counts.items())
+        counters = [counter for _, counter in self.figure.points]
+        held = f" (counters {min(counters):,} to {max(counters):,})" if counters else ""
         return (f"{tiers_text(tiers).capitalize()} as bands of the score axis with {sum(counts.values()):,} jobs as "
-                f"points, each inside its tier's band ({parts}), up close and at full scale; below them, the largest "
-                f"tier-{edge} score and the smallest tier-{edge + 1} score, one apart.")
+                f"points{held}, each inside its tier's band ({parts}), up close and at full scale; below them, the "
+                f"largest tier-{edge} score and the smallest tier-{edge + 1} score, one apart.")

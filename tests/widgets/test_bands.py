@@ -166,7 +166,8 @@ def test_a_value_the_page_sends_refills_redis_once(demo, r):
     counters = sorted(e.counter for e in demo.entries())
     assert counters == list(range(3_000_000_001, 3_000_000_021))
     assert all(tier_bounds(e.priority)[0] <= e.score <= tier_bounds(e.priority)[1] for e in demo.entries())
-    assert view.describe().startswith("Tiers 1-3 as bands of the score axis with 20 jobs as points")
+    assert view.describe().startswith("Tiers 1-3 as bands of the score axis with 20 jobs as points (counters "
+                                      "3,000,000,001 to 3,000,000,020)")  # the text says where the batch sits
     assert ", ".join(f"tier {p}: {n}" for p, n in view.counts.items()) in view.describe()
 
 

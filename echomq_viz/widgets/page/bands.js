@@ -44,8 +44,11 @@ export function describe(state) {
   const parts = counts.map(([p, n]) => `tier ${p}: ${thousands(n)}`).join(", ");
   const named = tiersText(drawnTiers(state));
   const edge = Number(state.edge) || 1;
+  const counters = (state.points || []).map(([, counter]) => Number(counter));
+  const held = counters.length
+    ? ` (counters ${thousands(Math.min(...counters))} to ${thousands(Math.max(...counters))})` : "";
   return `${named[0].toUpperCase()}${named.slice(1)} as bands of the score axis with ${thousands(total)} jobs as `
-    + `points, each inside its tier's band (${parts}), up close and at full scale; below them, the largest `
+    + `points${held}, each inside its tier's band (${parts}), up close and at full scale; below them, the largest `
     + `tier-${edge} score and the smallest tier-${edge + 1} score, one apart.`;
 }
 
