@@ -67,12 +67,12 @@ def _ranges(ranges: object) -> tuple[int, int, int]:
 
 
 def _too_narrow(widths: tuple[int, int, int], jobs, ranges=EXERCISE_RANGES) -> list[str]:
-    """Each key whose largest value (as stated, or among the jobs) needs more bits than its width gives."""
+    """Each key whose largest value (as stated, or among the jobs) needs more bits than its width gives, said
+    without the bits it needs (the exercise's answer, the reader's to find)."""
     found = []
     for name, width, largest in zip(_FIELDS, widths, _largest(jobs, ranges)):
         if largest.bit_length() > width:
-            found.append(f"{name} {largest:,} needs {largest.bit_length()} bits, "
-                         f"{width} hold 0..{2**width - 1:,}")
+            found.append(f"{name} {largest:,} does not fit {width} bits, which hold 0..{2**width - 1:,}")
     return found
 
 

@@ -85,7 +85,7 @@ def test_the_packing_view_starts_unanswered_and_past_53_runs_for_teaching(demo):
     view = PackingView(demo)
     assert view.widths == (8, 8, 32) and view.outcome is None and not view.answered()
     assert "cannot be packed" in view.text() and view.run() is None
-    assert view.status.text.startswith("nothing run on Redis: tenant 1,999 needs 11 bits")
+    assert view.status.text.startswith("nothing run on Redis: tenant 1,999 does not fit 8 bits")
     view.set(tenant_bits=11, priority_bits=11)
     assert not view.answered()
     outcome = view.run()
@@ -349,13 +349,13 @@ def test_a_key_given_too_few_bits_is_the_readers_answer_not_an_error(demo, keysp
     view.figure.set_state({"tenant_bits": 10})  # a drag: tenant 1,999 no longer fits
     assert view.figure.status == "" and view.widths == (10, 10, 32)
     assert view.text() == view.verdict  # the last run is not this budget's
-    assert view.text().startswith("tenant 1,999 needs 11 bits, 10 hold 0..1,023")
+    assert view.text().startswith("tenant 1,999 does not fit 10 bits, which hold 0..1,023")
     for widths in ([10, 10, 32], [3, 10, 32]):  # the run button, sent anyway
         assert _run_message(view, {"kind": "run", "widths": widths}) == [{"kind": "done"}]
         assert view.status.text == view.figure.status  # a note, never an error
-        assert view.status.text.startswith(f"nothing run on Redis: tenant 1,999 needs 11 bits, {widths[0]} hold 0..")
+        assert view.status.text.startswith(f"nothing run on Redis: tenant 1,999 does not fit {widths[0]} bits, which hold 0..")
         assert view.figure.outcome == ran and view.outcome.budget == EXERCISE_ANSWER and keyspace() == before
-    assert view.verdict.startswith("tenant 1,999 needs 11 bits, 3 hold 0..7")
+    assert view.verdict.startswith("tenant 1,999 does not fit 3 bits, which hold 0..7")
     assert _run_message(view, {"kind": "run", "widths": [11, 10, 32]}) == [{"kind": "done"}]
     assert view.status.text == view.figure.status == "" and view.outcome.order == view.outcome.right_order
 
@@ -380,8 +380,8 @@ def test_the_packing_caption_and_verdict_follow_the_widths(demo):
     # whose arrivals stop at 102): 3 priority bits and 7 arrival bits hold neither
     view.figure.set_state({"priority_bits": 3, "arrival_bits": 7})
     assert view.describe().endswith(": 11 + 3 + 7 = 21 bits: too few for priority and arrival, nothing can be packed.")
-    assert view.text() == ("priority 1,000 needs 10 bits, 3 hold 0..7; arrival 4,294,967,295 needs 32 bits, "
-                           "7 hold 0..127: these jobs cannot be packed, give that key more bits")
+    assert view.text() == ("priority 1,000 does not fit 3 bits, which hold 0..7; arrival 4,294,967,295 does not fit 7 bits, "
+                           "which hold 0..127: these jobs cannot be packed, give that key more bits")
     view.set(priority_bits=10, arrival_bits=32)
     view.set(priority_bits=11, arrival_bits=32)
     assert packing_state(view.widths) == "11 + 11 + 32 = 54 bits: 1 past the 53 a double keeps exact, so scores round"

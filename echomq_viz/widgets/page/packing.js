@@ -25,14 +25,14 @@ export const widthsOf = (state) => NAMES.map((name) => Number(state[name]));
 const bitLength = (n) => (BigInt(n) === 0n ? 0 : BigInt(n).toString(2).length);
 
 // Each field: its width, the largest value it must hold (as the exercise states it, or a job's own
-// where one goes past that), the bits that value needs
+// where one goes past that), and whether that value fits
 export function fields(state) {
   const widths = widthsOf(state);
   const ranges = state.ranges || [0, 0, 0];
   return FIELDS.map((name, i) => {
     const largest = state.jobs.reduce((top, job) => (BigInt(job[i + 1]) > top ? BigInt(job[i + 1]) : top),
       BigInt(ranges[i] || 0));
-    return { name, width: widths[i], largest, needs: bitLength(largest), fits: bitLength(largest) <= widths[i] };
+    return { name, width: widths[i], largest, fits: bitLength(largest) <= widths[i] };
   });
 }
 
@@ -41,8 +41,8 @@ export function verdict(state) {
   const narrow = fields(state).filter((f) => !f.fits);
   const total = widthsOf(state).reduce((a, b) => a + b, 0);
   if (narrow.length) {
-    return narrow.map((f) => `${f.name} ${thousands(f.largest)} needs ${f.needs} bits, `
-      + `${f.width} hold 0..${thousands(2n ** BigInt(f.width) - 1n)}`).join("; ")
+    return narrow.map((f) => `${f.name} ${thousands(f.largest)} does not fit ${f.width} bits, `
+      + `which hold 0..${thousands(2n ** BigInt(f.width) - 1n)}`).join("; ")
       + ": these jobs cannot be packed, give that key more bits";
   }
   return total <= EXACT_BITS ? "fits in 53 bits: check_budget accepts it"
@@ -134,13 +134,13 @@ export function still(state) {
     body += text(cellX(bit) + CELL / 2, BAR_Y + BAR_H + 6, bit === 63 ? "bit 63" : String(bit),
       { anchor: bit === 63 ? "start" : "middle", baseline: "hanging" });
   }
-  // each field: what it gets, what the jobs need
+  // each field: what it gets, the largest key it must hold, whether that fits
   info.forEach((f, i) => {
     const y = 162 + i * 20;
     body += rect(X0, y - 11, 12, 12, { fill: COLORS[i] });
     body += text(X0 + 20, y, f.name, { size: TEXT });
     body += text(X0 + 100, y, `gets ${f.width} bits: 0..${thousands(2n ** BigInt(f.width) - 1n)}`, { size: TEXT });
-    body += text(X0 + 380, y, `largest key ${thousands(f.largest)} needs ${f.needs}`, { size: TEXT });
+    body += text(X0 + 380, y, `largest key ${thousands(f.largest)}`, { size: TEXT }); // the bits it needs are the reader's to find
     body += text(X0 + 640, y, f.fits ? "fits" : "too few bits", { size: TEXT, weight: 600, color: f.fits ? GOOD : BAD });
   });
   const top = largestScore(state);
