@@ -249,7 +249,8 @@ def _above_limit(r: QueueReport) -> Finding | None:
     lo, hi = int(r.tiers[over].min()), int(r.tiers[over].max())
     where = f"tier {lo:,}" if lo == hi else f"tiers {lo:,}..{hi:,}"
     return _jobs("above-limit", "error", r.job_ids[over], f"priority above {PRIORITY_LIMIT:,} (2²¹ − 1)",
-                 f" in {where}; their scores pass 2⁵³ and are rounded, so arrival order is lost")
+                 f" in {where}; their scores pass 2⁵³, where a double skips whole numbers: their counters "
+                 f"can round, and with them the arrival order")
 
 
 def _equal_scores(r: QueueReport) -> Finding | None:
