@@ -220,9 +220,16 @@ class GrowthView(View):
         return f"GrowthView(stored sizes {self.stored['sizes']}, {self.stored['batches']} batches a size)"
 
     def describe(self) -> str:
+        from echomq_viz.peers.growth import series
+
         names = ", ".join(entry["label"] for entry in self.stored["libraries"].values())
+
+        def ends(kind: str) -> str:  # what each line does, smallest queue to largest, in microseconds
+            return "; ".join(f"{label} {points[0][1] * 1e6:,.0f} to {points[-1][1] * 1e6:,.0f}"
+                             for label, points in series(self.stored, "server_" + kind).items())
         return ("Two log-log plots of Redis's own microseconds per operation (SLOWLOG) against the jobs already "
                 f"waiting, from the stored run up to {max(self.stored['sizes']):,} jobs: the most urgent add on "
-                f"the left, the pop on the right. Each point is the median of {self.stored['batches']} batches, "
-                f"its bar the lowest to the highest batch. One line per library, each with its own marker and "
-                f"dash: {names}; and Bull's least urgent add.")
+                f"the left, the pop on the right. Each point is the median of {self.stored['batches']} batches' "
+                f"means per operation, its bar the lowest to the highest batch. One line per library, each with "
+                f"its own marker and dash: {names}; and Bull's least urgent add. From the fewest jobs to the "
+                f"most, in microseconds, the add: {ends('add')}. The pop: {ends('pop')}.")

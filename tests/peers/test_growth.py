@@ -165,6 +165,8 @@ def test_growth_view_fits_the_page_and_is_drawn_once(tmp_path, monkeypatch):
     assert Image.open(__import__("io").BytesIO(growth.fig.png)).size[0] <= visual.MAX_FIGURE_PX
     assert growth.widget.children[0].value == growth.fig.png == still_png(growth.fig)  # the still is the image
     assert all(entry["label"] in growth.describe() for entry in stored["libraries"].values())
+    bull_add = series(stored, "server_add")["Bull (Node.js)"]  # what the figure shows, said in words too
+    assert f"Bull (Node.js) {bull_add[0][1] * 1e6:,.0f} to {bull_add[-1][1] * 1e6:,.0f}" in growth.describe()
     assert caption_of(growth) == growth.describe()  # right under its image, which it names
     kept = list((tmp_path / "echomq-viz" / "peers-runs").glob("growth-*.png"))
     assert len(kept) == 1 and oct(kept[0].stat().st_mode)[-3:] == "600"
