@@ -93,7 +93,7 @@ QUESTIONS = (
     Question("08-every-path-scores-the-same-way.ipynb", "Does the job get its old place back?",
              'PathView(lab, "retry")', "## All paths at once", _PATHS_08),
     Question("09-designs-that-fail.ipynb", "which order will that design pop?",
-             "DesignsView(runner)", "## Exercise", _DESIGNS_09),
+             "DesignsView(runner)", "## Exercise", _DESIGNS_09, read_before=("02-which-pops-first.ipynb",)),
     Question("09-designs-that-fail.ipynb", "Pack all three into one score",
              "PackingView(pack_demo", "### Too few bits, too many", _BUDGET_09),
     Question("09-designs-that-fail.ipynb", "Can you find a budget for 4,000 tenants?",
