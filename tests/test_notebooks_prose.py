@@ -59,6 +59,10 @@ _BUDGET_09 = (r"11 \+ 10 \+ 32", r"tenant 11 \+ priority 10", r"one bit of headr
               r"4,000 tenants need")
 
 QUESTIONS = (
+    Question("01-one-score-two-keys.ipynb", "Which of the two scores is the smaller, and by how much?",
+             "HeroView(demo, priority=1, counter=1)", "## Live: does Redis agree?",
+             (r"still\s+the\s+smaller", r"by\s+exactly\s+one", r"tier-1\s+score\s+is[^.]*smaller",
+              r"the\s+tier\s+decides\s+before")),
     Question("02-which-pops-first.ipynb", "A worker asks for the next job. Which one does it get?",
              "ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))", "## Same tier",
              (r"\bA wins\b", r"pops A first", r"popped job A", r"\btakes A\b", r"A has the smaller score",
@@ -76,6 +80,10 @@ QUESTIONS = (
               r"only\s+if\s+(?:that|it)\s+(?:found|finds)\s+nothing", r"before\s+any\s+tier",
               r"wait\s+list\s+(?:comes\s+)?first"),
              read_before=("00-start-here.ipynb", "01-one-score-two-keys.ipynb", "02-which-pops-first.ipynb")),
+    Question("05-where-exactness-ends.ipynb", "Slide from 2²¹ − 1 to 2²¹",
+             "FrontierView(demo, priority=2**21, first_counter=4)", "## The double itself",
+             (r"takes?\s+3\s+counters", r"take\s+5\s+and\s+3", r"leave\s+the\s+diagonal",
+              r"do\s+not\s+take\s+two\s+counters")),
     Question("08-every-path-scores-the-same-way.ipynb", "Ask for priority 3 again.",
              'PathView(lab, "same tier")', "## All paths at once", _PATHS_08),
     Question("08-every-path-scores-the-same-way.ipynb", "Now change job 5 from tier 3 to tier 1",
