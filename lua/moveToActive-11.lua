@@ -2,8 +2,8 @@
   Take the next job and make it active, all in one script, so a job is never
   out of both its queue and 'active'. First, as BullMQ's moveToActive does,
   the delayed jobs due by the timestamp are promoted into their queue (a job
-  with a priority is scored by getPriorityScore: the back of its tier), even
-  when the queue is paused. Then the 'wait' list (jobs without priority)
+  with a priority is scored by getPriorityScore), even when the queue is
+  paused. Then the 'wait' list (jobs without priority)
   comes first; only when it is empty does ZPOPMIN take the smallest score from
   the prioritized set. When that set is empty too, 'pc' is deleted, so arrival
   counting starts again from 1.

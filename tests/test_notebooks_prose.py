@@ -71,8 +71,8 @@ QUESTIONS = (
              "ComparisonView(demo, a=(1, 4_000_000_000), b=(2, 1))", "## Lower number, higher precedence",
              (r"\bB\b[^.\n]*\bwins\b", r"pops B first", r"popped job B", r"B has the smaller score",
               r"(?:counter|low bits|arrival) decides?", r"earlier arrival[^.\n]*wins")),
-    # moveToActive-11.lua's header, printed by a code cell before the question, says "the 'wait' list
-    # (jobs without priority)\n comes first": Lua, not prose, and left to the script; these lines do not see it.
+    # moveToActive-11.lua's header says "the 'wait' list (jobs without priority)\n comes first": 03 prints it
+    # after the reader's pops and their folded answer, in "The script a worker runs".
     Question("03-inside-the-consume.ipynb", "Which job comes out first?",
              "ConsumeView(demo, priorities=priorities, waiting=1)", "## Drain, and check the order",
              (r"job 13[^.\n]*(?:first|front)", r"popped job +13", r"wait-list job (?:in front|first)",
