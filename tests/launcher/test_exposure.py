@@ -219,6 +219,16 @@ def test_a_local_server_gets_a_token_of_its_own_unless_one_was_chosen(tmp_path, 
     assert exposure.own_token([], tmp_path / "third").read_text() == "mine"
 
 
+def _token_named(line: str) -> str | None:
+    """The token in the file a launcher's line names ("the token to log in with is in FILE (...)"),
+    a file only its user may read; None for any other line."""
+    if "the token to log in with is in " not in line:
+        return None
+    where = Path(line.split(" is in ", 1)[1].split(" (", 1)[0])
+    assert stat.S_IMODE(where.stat().st_mode) == 0o600
+    return where.read_text()
+
+
 @pytest.mark.slow
 def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
     """jupyter_server prints a token it made itself in full, twice, with its address: the lab
@@ -238,10 +248,7 @@ def test_a_local_lab_never_prints_its_token_and_asks_for_it(tmp_path):
     try:
         for line in lab.stdout:
             lines.append(line)
-            if "the token to log in with is in " in line:
-                where = Path(line.split(" is in ", 1)[1].split(" (", 1)[0])
-                token = where.read_text()
-                assert stat.S_IMODE(where.stat().st_mode) == 0o600
+            token = _token_named(line) or token
             if (found := re.search(r"http://127\.0\.0\.1:(\d+)/lab\?token=", line)) is not None:
                 port = int(found.group(1))
                 break
@@ -293,10 +300,7 @@ def test_a_local_app_never_prints_its_token_opens_the_browser_with_it_and_asks_f
     try:
         for line in app.stdout:
             lines.append(line)
-            if "the token to log in with is in " in line:
-                where = Path(line.split(" is in ", 1)[1].split(" (", 1)[0])
-                token = where.read_text()
-                assert stat.S_IMODE(where.stat().st_mode) == 0o600
+            token = _token_named(line) or token
             if f"http://127.0.0.1:{port}/?token=" in line:
                 break
         watchdog.cancel()
