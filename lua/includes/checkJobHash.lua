@@ -9,13 +9,12 @@
   Output:
     nil when all is well, else an error message
 ]]
+--- @include "keyTypeError"
+
 local function checkJobHash(jobKey, counterField)
-  local held = rcall("TYPE", jobKey)["ok"]
-  if held == "none" then
-    return nil
-  end
-  if held ~= "hash" then
-    return jobKey .. " is a " .. held .. ", not a job hash"
+  local wrongType = keyTypeError(jobKey, "hash", "job hash")
+  if wrongType then
+    return wrongType
   end
   if counterField then
     local value = rcall("HGET", jobKey, counterField)

@@ -13,6 +13,8 @@
   Output:
     nil when all is well, else an error message
 ]]
+--- @include "keyTypeError"
+
 -- The Redis type of each queue key, as BullMQ keeps them.
 local REDIS_TYPE_OF = {
   wait = "list", paused = "list", active = "list", prioritized = "zset", delayed = "zset",
@@ -37,9 +39,9 @@ local function checkKeys(prefix, keyTypes)
     return "key prefix must have the layout 'emq:{queue}:', got '" .. prefix .. "'"
   end
   for i, keyType in ipairs(keyTypes) do
-    local held = rcall("TYPE", KEYS[i])["ok"]
-    if held ~= "none" and held ~= REDIS_TYPE_OF[keyType] then
-      return "KEYS[" .. i .. "] " .. KEYS[i] .. " is a " .. held .. ", not a " .. REDIS_TYPE_OF[keyType]
+    local wrongType = keyTypeError(KEYS[i], REDIS_TYPE_OF[keyType])
+    if wrongType then
+      return "KEYS[" .. i .. "] " .. wrongType
     end
   end
   return nil

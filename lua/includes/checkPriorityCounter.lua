@@ -10,19 +10,21 @@
     nil when it does not exist or holds an integer in 0..2^53 - 1 - increments,
     else an error message
 ]]
+--- @include "keyTypeError"
+
 local MAX_PRIORITY_COUNTER = 9007199254740990 -- 2^53 - 2: the next INCR gives at most 2^53 - 1
 
 local function checkPriorityCounter(priorityCounterKey, increments)
   local count = increments or 1
   local most = MAX_PRIORITY_COUNTER - (count - 1)
-  local keyType = rcall("TYPE", priorityCounterKey)["ok"]
-  if keyType == "none" then
-    return nil
-  end
-  if keyType ~= "string" then
-    return priorityCounterKey .. " is a " .. keyType .. ", not a counter"
+  local wrongType = keyTypeError(priorityCounterKey, "string", "counter")
+  if wrongType then
+    return wrongType
   end
   local value = rcall("GET", priorityCounterKey)
+  if not value then
+    return nil
+  end
   if not (value == "0" or string.match(value, "^[1-9]%d*$")) or tonumber(value) > most then
     if count == 1 then
       return priorityCounterKey .. " must hold an integer in 0..9007199254740990 (2^53 - 2), so INCR " ..
