@@ -26,12 +26,13 @@ Reported (part ``hostile`` of ``benchmarks/run.py``, or ``--json``):
 ``hostile_script_p95_ms`` (the others' calls), ``hostile_p95_ratio`` (script
 to baseline) and ``hostile_p95_ratio_to_cpu_only``, Redis's own
 CPU in each phase (``hostile_redis_cpu_*_pct``), ``hostile_others_lost`` (jobs an other
-student added that are gone; goal 0), ``hostile_others_errors`` in the script
+student added that are gone, checked before each of its resets and at the end, so a
+job lost mid-attack counts; outside the raw phase; goal 0), ``hostile_others_errors`` in the script
 phase (goal 0), ``hostile_not_refused`` (hostile commands Redis ran; goal 0),
 ``hostile_flood_jobs_in`` (the jobs the package's flood got in: the caps), and
 for the raw flood ``hostile_raw_mb`` written before ``maxmemory`` refused,
 ``hostile_raw_p95_ms``, ``hostile_raw_others_refused`` (others' adds refused
-while the server was full), ``hostile_raw_lost`` (goal 0) and
+while the server was full), ``hostile_raw_lost`` (the same in the raw phase; goal 0) and
 ``hostile_raw_clean_s`` (the operator's ``clean`` taking it back).
 
 The whole run is made twice: first every student straight on Redis (the figures
@@ -90,11 +91,24 @@ def _other(url: str, schedule: list[tuple[float, float, str]], results) -> None:
     errors: dict[str, int] = {}
     refused: dict[str, int] = {}
     held: set[str] = set()  # jobs added and not yet taken or reset: they must all be there
+    lost: dict[str, int] = {}  # per phase: held jobs found gone, counted before each reset and at the end
+
+    def count_lost(phase: str) -> None:  # untimed: a read of at most 50 jobs
+        try:
+            waiting = set(demo.waiting()) | {entry.job_id for entry in demo.entries()}
+        except Exception:  # noqa: BLE001 (counted as the phase's error, as a call's)
+            errors[phase] = errors.get(phase, 0) + 1
+            return
+        lost[phase] = lost.get(phase, 0) + len(held - waiting)
+
     calls = 0
+    phase = ""
     for start, end, phase in schedule:
         while time.time() < start:
             time.sleep(0.005)
         while time.time() < end:
+            if calls % 100 == 99:
+                count_lost(phase)  # before the reset forgets what was held
             began = time.perf_counter()
             try:
                 if calls % 100 == 99:
@@ -111,8 +125,8 @@ def _other(url: str, schedule: list[tuple[float, float, str]], results) -> None:
             times.setdefault(phase, []).append((time.perf_counter() - began) * 1000)
             calls += 1
             time.sleep(THINK_S)
-    waiting = set(demo.waiting()) | {entry.job_id for entry in demo.entries()}
-    results.put({"times": times, "errors": errors, "refused": refused, "lost": len(held - waiting)})
+    count_lost(phase)
+    results.put({"times": times, "errors": errors, "refused": refused, "lost": lost})
 
 
 def _hostile(url: str, space: str, schedule: list[tuple[float, float, str]], results) -> None:
@@ -282,7 +296,8 @@ def bench_course(seconds: float = 8.0, rounds: int = 2, others: int = 3, log=pri
         "hostile_p95_ratio": round(script / base, 2) if base and script else None,
         "hostile_cpu_only_p95_ms": busy,  # the hostile process as busy with no Redis: the machine's share
         "hostile_p95_ratio_to_cpu_only": round(script / busy, 2) if busy and script else None,
-        "hostile_others_lost": sum(report["lost"] for report in students),
+        "hostile_others_lost": sum(report["lost"].get(phase, 0) for report in students
+                                   for phase in ("baseline", "cpu", "script")),
         "hostile_others_errors": sum(report["errors"].get("script", 0) + report["errors"].get("baseline", 0)
                                      for report in students),
         "hostile_not_refused": hostile["not_refused"], "hostile_script_rounds": hostile["rounds"],
@@ -290,7 +305,7 @@ def bench_course(seconds: float = 8.0, rounds: int = 2, others: int = 3, log=pri
         "hostile_raw_mb": hostile["raw_mb"], "hostile_raw_p95_ms": _p95(pooled["raw"]),
         "hostile_raw_others_refused": sum(report["refused"].get("raw", 0) for report in students),
         "hostile_raw_others_errors": sum(report["errors"].get("raw", 0) for report in students),
-        "hostile_raw_lost": sum(report["lost"] for report in students),
+        "hostile_raw_lost": sum(report["lost"].get("raw", 0) for report in students),
         "hostile_raw_keys": flood, "hostile_raw_clean_keys": removed, "hostile_raw_left": left,
         "hostile_raw_clean_s": round(clean_s, 2),
         "hostile_redis_cpu_baseline_pct": round(100 * cpu["baseline"] / (rounds * seconds), 1),
