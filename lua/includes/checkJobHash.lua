@@ -19,8 +19,8 @@ local function checkJobHash(jobKey, counterField)
   if counterField then
     local value = rcall("HGET", jobKey, counterField)
     if value and not (string.match(value, "^%-?%d+$") and math.abs(tonumber(value)) < 2^53) then
-      return jobKey .. " must hold a whole number in its '" .. counterField .. "' field, got '" ..
-        string.sub(value, 1, 40) .. "'"
+      return jobKey .. " must hold a whole number between -2^53 and 2^53 in its '" .. counterField ..
+        "' field, got '" .. string.sub(value, 1, 40) .. "'"
     end
   end
   return nil

@@ -369,7 +369,7 @@ def test_a_job_key_of_another_type_is_refused_before_writing(loaded, ctx, r, key
 def test_a_retry_refuses_an_attempt_count_it_cannot_add_one_to_before_writing(loaded, ctx, r, keyspace, value):
     r.hset(Keys.job(ctx, "9"), "atm", value)
     before = keyspace()
-    with pytest.raises(redis.ResponseError, match="'atm' field") as info:
+    with pytest.raises(redis.ResponseError, match=r"whole number between -2\^53 and 2\^53 in its 'atm' field") as info:
         loaded.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""])
     assert len(str(info.value).splitlines()) == 1
     assert keyspace() == before
