@@ -9,7 +9,6 @@ what Redis answers is passed on byte for byte.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from typing import Any
 
@@ -143,9 +142,6 @@ def _cost(command: list[bytes]) -> int:
     return tokens
 
 
-_OPENED = itertools.count()  # the order connections came in
-
-
 class StudentConnection(asyncio.Protocol):
     """One student connection and its own connection to Redis: one command in flight at a time.
 
@@ -176,14 +172,14 @@ class StudentConnection(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.client = transport
-        self.opened = next(_OPENED)
         gate = self.gate
         if len(gate.students) >= gate.limits.max_clients:
             # Full. Idle sockets that never log in must not lock the students out (opened anew
-            # every login_s, a thousand of them held every seat): the oldest not logged in goes.
-            waiting = [student for student in gate.students if student.bucket is student.anonymous]
-            if waiting:
-                min(waiting, key=lambda student: student.opened)._fail(
+            # every login_s, a thousand of them held every seat): the oldest not logged in goes
+            # (gate.students keeps the order they came in).
+            oldest = next((student for student in gate.students if student.bucket is student.anonymous), None)
+            if oldest is not None:
+                oldest._fail(
                     f"the gate is full ({gate.limits.max_clients} connections) and this one had not logged in: "
                     "log in as you connect")
         if len(gate.students) >= gate.limits.max_clients:
@@ -193,7 +189,7 @@ class StudentConnection(asyncio.Protocol):
             transport.close()
             self.closed = True
             return
-        gate.students.add(self)
+        gate.students[self] = None
         transport.pause_reading()  # until Redis is reached
         loop = asyncio.get_running_loop()
         self.login_timer = loop.call_later(gate.limits.login_s, self._login_due)
@@ -370,7 +366,7 @@ class StudentConnection(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
-        self.gate.students.discard(self)
+        self.gate.students.pop(self, None)
         if self.bucket is not self.anonymous:
             self.bucket.connections -= 1
         for timer in (self.timer, self.login_timer):

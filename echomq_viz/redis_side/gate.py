@@ -135,7 +135,8 @@ class Gate:
     upstream: tuple[str, Any]
     limits: GateLimits = DEFAULT_LIMITS
     buckets: dict[bytes, Bucket] = field(default_factory=dict)
-    students: set = field(default_factory=set)  # the open connections, closed when the gate stops
+    # the open connections, in the order they came in (keys; a dict keeps it), closed when the gate stops
+    students: dict = field(default_factory=dict)
     lingering: set = field(default_factory=set)  # refused connections' sockets, read and dropped a moment
     refused: int = 0  # commands and connections refused, for the tests and the benchmark
 
