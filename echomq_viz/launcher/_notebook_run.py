@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import signal
+import subprocess
 import threading
 from pathlib import Path
 from typing import Callable
@@ -89,7 +90,9 @@ async def _execute(client, stopping: Callable[[], bool]) -> None:
     client.on_cell_start = refuse_cell
     client.on_cell_execute = before_request
     client.on_cell_executed = lambda **_: running.clear()
-    run = asyncio.ensure_future(client.async_execute())
+    # the kernel's own log off the terminal: one stopped under a cell may log a ZMQ traceback as it
+    # shuts down; what a cell does reaches us through nbclient (stderr goes to start_kernel's Popen)
+    run = asyncio.ensure_future(client.async_execute(stderr=subprocess.DEVNULL))
     loop = asyncio.get_running_loop()
     since = sent = None
     while not run.done():
