@@ -30,4 +30,4 @@ class Answer:
         return ("<details class='echomq-viz-answer'>"
                 f"<summary style='cursor:pointer'><b>{html.escape(self.summary)}</b></summary>"
                 "<pre style='font-size:12px; font-family:var(--jp-code-font-family, monospace); "
-                f"white-space:pre'>{html.escape(self.text)}</pre></details>")
+                f"white-space:pre-wrap'>{html.escape(self.text)}</pre></details>")
