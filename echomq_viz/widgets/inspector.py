@@ -148,6 +148,8 @@ class InspectorView(PageView):
 
     MODE_ENV = "ECHOMQ_VIZ_INSPECT"
     shown_traits = ("prefix", "queue", "queue_map")
+    # notebook 06 asks what the map will show: the view is shown unread, and read by the reader's press
+    guess_first = True
 
     def __init__(self, url: str = "", *, prefix: str = "emq", queue: str = "", tiers: int = 8) -> None:
         for what, value in (("url", url), ("prefix", prefix), ("queue", queue)):
@@ -168,6 +170,9 @@ class InspectorView(PageView):
         self._on_run = self._callback(self.inspect, ())
         figure.on_msg(lambda _w, content, _b: self._on_run() if isinstance(content, dict)
                       and content.get("kind") == "inspect" else None)
+
+    def answered(self) -> bool:
+        return bool(self.figure.queue_map.get("rows"))
 
     def __repr__(self) -> str:
         return f"InspectorView(prefix={self.figure.prefix!r}, queue={self.figure.queue!r})"
