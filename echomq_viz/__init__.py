@@ -14,7 +14,7 @@ only from its own layer and the layers above it in this list
 - :mod:`echomq_viz.figures`      figures drawn on a given matplotlib ``ax``, from data they are given
 - :mod:`echomq_viz.widgets`      the notebooks' interactive views, drawn in the page (anywidget ES modules)
 - :mod:`echomq_viz.peers`        the queue libraries people run, beside the packed score (notebook 10)
-- :mod:`echomq_viz.launcher`     the ``echomq-viz`` command: lab, app, hub, offline pages, maintainers' tools
+- :mod:`echomq_viz.launcher`     the ``echomq-viz`` command: lab, app, a hub's student server, offline pages, maintainers' tools
 
 Each subpackage's docstring lists its modules and what it may import.
 """
