@@ -24,7 +24,7 @@ def print_results(results: dict, goals: dict, json_out: str | None = None) -> No
     its own); with ``json_out``, the figures written there too."""
     width = max(len(key) for key in results)
     for key, value in results.items():
-        if key != "classroom_steps":
+        if key not in ("classroom_steps", "keys_by_part"):
             print(f"{key:<{width}}  {value}{goal_note(goals, key, value)}")
     if json_out:
         Path(json_out).write_text(json.dumps(results, indent=2) + "\n")

@@ -422,15 +422,24 @@ def _parts(text: str, known: dict) -> list[str]:
     return parts
 
 
-def run_parts(parts: dict[str, Callable[[bool], dict]], quick: bool, results: dict) -> list[str]:
+WRITTEN = "keys_by_part"  # in results.json: the keys each part wrote, which its next run replaces
+
+
+def run_parts(parts: dict[str, Callable[[bool], dict]], quick: bool, results: dict,
+              written: dict[str, list[str]] | None = None) -> list[str]:
     """Run each part into ``results``; a part that raises becomes ``<part>_error``
-    with its reason, and the next part runs. Returns the parts that failed."""
+    with its reason, and the next part runs. Returns the parts that failed; ``written``
+    gets the keys each part wrote."""
     failed = []
+    written = {} if written is None else written
     for name, part in parts.items():
         try:
-            results.update(part(quick))
+            figures = part(quick)
+            results.update(figures)
+            written[name] = sorted(figures)
         except Exception as exc:  # a miss to record, not the end of the run
             results[f"{name}_error"] = one_line(exc)
+            written[name] = [f"{name}_error"]
             print(f"{name}: failed, recorded as missed: {results[f'{name}_error']}", file=sys.stderr, flush=True)
             failed.append(name)
     return failed
@@ -448,20 +457,30 @@ def main(argv: list[str] | None = None, *, parts: dict[str, Callable[[bool], dic
                         help="comma-separated parts to run, e.g. 'inspect' or 'add,drain' (the same "
                              "part as 'redis'); results.json keeps the other parts' figures")
     args = parser.parse_args(argv)
+    out = out or Path(__file__).with_name("results.json")
+    stored = json.loads(out.read_text()) if args.only is not None and out.exists() else None
+    if stored is not None and args.quick and not stored.get("quick", False):
+        print(f"--quick with --only would put a smoke run's smaller sizes under the full run's names in {out.name}; "
+              "run the part in full, or --quick alone (a whole quick record)", file=sys.stderr)
+        return 2
     if args.only is not None:
         args.skip = [part for part in parts if part not in args.only]
     quick = args.quick
     results: dict = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpu",
                      "python": platform.python_version(), "quick": quick,
                      "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    failed = run_parts({name: part for name, part in parts.items() if name not in args.skip}, quick, results)
-    out = out or Path(__file__).with_name("results.json")
-    if args.only is not None and out.exists():  # the full run's figures stay; say what changed when
+    written: dict[str, list[str]] = {}
+    failed = run_parts({name: part for name, part in parts.items() if name not in args.skip}, quick, results, written)
+    if stored is not None:  # the full run's figures stay; say what changed when
         fresh = {k: v for k, v in results.items() if k not in ("machine", "python", "quick", "when")}
-        ran = {f"{name}_error" for name in args.only}  # a part that ran again: its old miss goes
-        kept = {k: v for k, v in json.loads(out.read_text()).items() if k not in ran}
+        before = stored.get(WRITTEN, {})
+        # a part that ran again: what it wrote before goes (a key it no longer writes, its old miss)
+        gone = {key for name in args.only for key in [*before.get(name, []), f"{name}_error"]}
+        kept = {k: v for k, v in stored.items() if k not in gone and k != WRITTEN}
         results = {**kept, **fresh,
                    "updated": f"{results['when']}: {' '.join(args.only)}{' (quick)' if quick else ''}"}
+        written = {**before, **written}
+    results[WRITTEN] = written
     out.write_text(json.dumps(results, indent=2) + "\n")
     print_results(results, GOALS)
     print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")

@@ -65,6 +65,34 @@ def test_every_part_reporting_exits_zero_and_a_rerun_clears_the_old_miss(tmp_pat
     assert results["first_ms"] == 1.5  # the other parts' figures stay
 
 
+def test_a_part_run_again_replaces_every_key_it_wrote_before(tmp_path):
+    """A part that no longer writes a key leaves no stale figure behind: each part's keys are
+    recorded, and its next run (``--only``) replaces all of them."""
+    out = tmp_path / "results.json"
+    parts = {**PARTS, "browser": lambda quick: {"browser_old_ms": 9.0, "browser_kept_ms": 1.0}}
+    assert run.main([], parts=parts, out=out) == 0
+    assert json.loads(out.read_text())["keys_by_part"]["browser"] == ["browser_kept_ms", "browser_old_ms"]
+    parts["browser"] = lambda quick: {"browser_kept_ms": 2.0}
+    assert run.main(["--only", "browser"], parts=parts, out=out) == 0
+    results = json.loads(out.read_text())
+    assert "browser_old_ms" not in results and results["browser_kept_ms"] == 2.0
+    assert results["first_ms"] == 1.5 and results["keys_by_part"]["first"] == ["first_ms", "first_quick"]
+    assert results["keys_by_part"]["browser"] == ["browser_kept_ms"]
+
+
+def test_a_quick_part_is_not_merged_into_a_full_run(tmp_path, capsys):
+    """A smoke run's smaller sizes would sit under the full run's names: refused, nothing written."""
+    out = tmp_path / "results.json"
+    fixed = {**PARTS, "browser": lambda quick: {"browser_figure_p50_ms": 40.0}}
+    assert run.main([], parts=fixed, out=out) == 0
+    before = out.read_text()
+    assert run.main(["--quick", "--only", "first"], parts=fixed, out=out) == 2
+    assert out.read_text() == before
+    assert "--quick with --only would put a smoke run's smaller sizes" in capsys.readouterr().err
+    assert run.main(["--quick"], parts=fixed, out=out) == 0  # a whole quick record
+    assert run.main(["--quick", "--only", "first"], parts=fixed, out=out) == 0  # into a quick one
+
+
 def test_the_reason_is_one_line_even_without_a_message():
     def failing(exc):
         def part(quick):
