@@ -2,6 +2,6 @@
 
 import sys
 
-from echomq_viz.launcher.cli import main
+from echomq_viz.launcher._entry import main
 
 sys.exit(main())

@@ -1,7 +1,8 @@
 """The face: the ``echomq-viz`` command and what it serves.
 
-The command itself (:mod:`.cli`; its arguments :mod:`.command_line`, what is refused before
-anything starts :mod:`.preflight`), JupyterLab as ``lab`` runs it
+The command itself (:mod:`.cli`, reached through :mod:`._entry`, which a Ctrl-C during its import
+stops in one line; its arguments :mod:`.command_line`, what is refused before anything starts
+:mod:`.preflight`), JupyterLab as ``lab`` runs it
 (:mod:`._jupyterlab`, :mod:`.lab_settings`, its kernel websockets without Nagle's delay
 :mod:`.kernel_websocket`; both servers, the export and
 the refresh start without an unused grammar: :mod:`._startup`), the app (Voila, :mod:`._voila`;

@@ -170,3 +170,19 @@ def test_a_cell_that_fails_still_says_so(tmp_path):
         assert "stopped" not in err
     finally:
         export.close()
+
+
+def test_ctrl_c_while_python_imports_the_command_is_one_line(tmp_path):
+    """The signal lands while the command is being imported (a fifth of a second, before it has
+    any stop handling of its own): as soon as ``_socket``, which the import loads early on, is
+    mapped into the process. It ends in one line and 130, not Python's traceback."""
+    env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"}, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "echomq_viz", "export", "--out", str(tmp_path / "html")],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    maps = Path(f"/proc/{proc.pid}/maps")
+    assert wait_until(lambda: proc.poll() is not None or "_socket" in maps.read_text(), 30, step=0.001)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT and one_clear_line(err), (proc.returncode, err[-2000:])
+    assert err.strip().startswith("echomq-viz") and "stopped" in err, err

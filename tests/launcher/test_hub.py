@@ -344,7 +344,7 @@ def test_the_image_is_the_one_build_image_sh_builds_with_options_repo2docker_kno
 def test_the_start_command_is_echomq_viz_singleuser(z2jh):
     command = z2jh["singleuser"]["cmd"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    assert command[0] in scripts and scripts[command[0]] == "echomq_viz.launcher.cli:main"
+    assert command[0] in scripts and scripts[command[0]] == "echomq_viz.launcher._entry:main"
     args, extra = cli.build_parser().parse_known_args(command[1:])
     assert (args.command, extra) == ("singleuser", [])
     default = z2jh["singleuser"]["defaultUrl"]
