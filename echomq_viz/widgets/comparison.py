@@ -165,9 +165,10 @@ class ComparisonView(PageView):
         return (guess + "\n" if guess else "") + verdict_text(self.job_a, self.job_b)
 
     def describe(self) -> str:
-        if not self.figure.guess:
-            return "Two score bars, hidden until you guess which job pops first."
         jobs = {"A": self.job_a, "B": self.job_b}
+        if not self.figure.guess:  # the jobs the bars stand for, not their scores
+            named = "; ".join(f"job {name} priority {p:,}, counter {c:,}" for name, (p, c) in jobs.items())
+            return f"Two score bars, hidden until you guess which job pops first: {named}."
         scores = {name: priority_score(*job) for name, job in jobs.items()}
         parts = "; ".join(f"job {name} (priority {p:,}, counter {c:,}) scores {scores[name]:,}"
                           for name, (p, c) in jobs.items())

@@ -569,16 +569,21 @@ def _a_long_typed_value_is_quoted_short(tab) -> None:
 
 
 def _run_stays_off_while_it_asks(tab) -> None:
-    """02's "Run it on Redis", pressed: off while it asks the kernel (the view's redraw turned it
-    on again, and every click meanwhile sent one more run), on again once no kernel answered."""
+    """02's "Run it on Redis", pressed from the keyboard: held off while it asks the kernel (the
+    view's redraw turned it on again, and every click meanwhile sent one more run), the focus still
+    on it (a disabled button dropped the focus to the page's top), on again once no kernel answered."""
     view = tab.locator(".emq-view").first
     view.get_by_role("button", name="A pops first").click()
     run = view.get_by_role("button", name="Run it on Redis")
-    run.click()
-    assert run.evaluate("""b => b.closest('.emq-view').textContent.includes('asking the kernel') && b.disabled"""), \
+    run.focus()
+    tab.keyboard.press("Enter")
+    assert run.evaluate("""b => b.closest('.emq-view').textContent.includes('asking the kernel')
+                           && b.getAttribute('aria-disabled') === 'true'"""), \
         "Run it on Redis can be pressed again while it asks the kernel"
     view.locator(".emq-status").filter(has_text=NEEDS_KERNEL).wait_for()
-    assert run.is_enabled(), "Run it on Redis stayed off after no kernel answered"
+    assert run.evaluate("b => !b.disabled && !b.hasAttribute('aria-disabled')"), \
+        "Run it on Redis stayed off after no kernel answered"
+    assert run.evaluate("b => document.activeElement === b"), "the keyboard's focus left the button it pressed"
 
 
 def _a_box_shows_the_value_put_back(tab) -> None:
@@ -595,10 +600,31 @@ def _a_box_shows_the_value_put_back(tab) -> None:
     assert (box.input_value(), pc.input_value()) == (before, before), "the box kept a value the view put back"
 
 
+def _the_menu_stays_on_its_drawing_in_a_narrow_output(tab) -> None:
+    """10's library menu in a phone's width: the figure scales down, and the real select laid over
+    it must stay on its drawn twin (it kept its pixels and covered the strips' title and jobs)."""
+    before = tab.viewport_size
+    tab.set_viewport_size({"width": 480, "height": 800})
+    try:
+        view = tab.locator(".emq-orders").first
+        view.scroll_into_view_if_needed()
+        boxes = view.evaluate("""v => {
+            const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };
+            return [box(v.querySelector('select.emq-menu')), box(v.querySelector('.emq-figure svg rect[rx="4"]')),
+                    v.querySelector('.emq-figure svg').getBoundingClientRect().width];
+        }""")
+        menu, drawn, width = boxes
+        assert width < 400, f"the figure did not scale down ({width} px)"
+        assert all(abs(a - b) <= 2 for a, b in zip(menu, drawn)), f"the menu {menu} is off its drawing {drawn}"
+    finally:
+        tab.set_viewport_size(before)
+
+
 # What a reader may do on a page with no kernel that once left a view out of step (one notebook each)
 OFFLINE_EDGES = {"01-one-score-two-keys.ipynb": _a_long_typed_value_is_quoted_short,
                  "02-which-pops-first.ipynb": _run_stays_off_while_it_asks,
-                 "04-tiers-as-bands.ipynb": _a_box_shows_the_value_put_back}
+                 "04-tiers-as-bands.ipynb": _a_box_shows_the_value_put_back,
+                 "10-the-queues-people-run.ipynb": _the_menu_stays_on_its_drawing_in_a_narrow_output}
 
 
 @pytest.fixture(scope="class")

@@ -84,7 +84,8 @@ def test_the_drawn_bars_are_the_two_scores(tmp_path):
 def test_nothing_is_answered_before_a_guess_not_even_by_redis(demo, keyspace):
     view = ComparisonView(demo)
     assert view.guess_first and not view.answered() and view.prediction is None
-    assert view.describe() == "Two score bars, hidden until you guess which job pops first."
+    assert view.describe() == ("Two score bars, hidden until you guess which job pops first: "
+                               "job A priority 1, counter 4,000,000,000; job B priority 2, counter 1.")
     bundle, metadata = view._repr_mimebundle_()
     assert bundle["text/plain"] == "ComparisonView(a=(1, 4000000000), b=(2, 1), prediction=None)"
     assert metadata["echomq_viz"]["answered"] is False and metadata["echomq_viz"]["values"]
@@ -116,7 +117,9 @@ def test_a_guess_belongs_to_its_pair_and_a_move_asks_anew():
     assert view.prediction == "A"
     view.set(a=(2, 7), b=(2, 5))  # a new pair: the verdict hides until a new guess (page/comparison.js does the same)
     assert view.prediction is None and not view.answered()
-    assert view.describe() == "Two score bars, hidden until you guess which job pops first."
+    # the text alternative follows the jobs the bars stand for, not yet their scores
+    assert view.describe() == ("Two score bars, hidden until you guess which job pops first: "
+                               "job A priority 2, counter 7; job B priority 2, counter 5.")
 
 
 @pytest.mark.parametrize("choice, error", [("C", ValueError), ("skip", ValueError), (1, TypeError), (None, TypeError)])

@@ -23,7 +23,13 @@ function firstOf(state) {
 
 // The figure's text alternative (widgets.comparison.ComparisonView.describe says the same)
 export function describe(state) {
-  if (!state.guess) return "Two score bars, hidden until you guess which job pops first.";
+  if (!state.guess) {
+    const jobs = JOBS.map((name) => {
+      const [p, c] = jobOf(state, name);
+      return `job ${name} priority ${thousands(p)}, counter ${thousands(c)}`;
+    }).join("; ");
+    return `Two score bars, hidden until you guess which job pops first: ${jobs}.`;
+  }
   const scores = scoresOf(state);
   const parts = JOBS.map((name, i) => {
     const [p, c] = jobOf(state, name);
@@ -242,7 +248,7 @@ function render({ model, el }) {
     explanation.textContent = state.guess ? verdict(state) : "";
     for (const job of jobs) for (const control of job.controls) control.update();
     for (const [choice, element] of Object.entries(choices)) element.setAttribute("aria-pressed", String(state.guess === choice));
-    run.disabled = run.pending || !state.run_enabled || !state.guess; // no answer from Redis before a guess
+    run.disabled = !state.run_enabled || !state.guess; // no answer from Redis before a guess (a run held: kernelButton)
     hint.textContent = !state.run_enabled ? "this view was made without a demo queue"
       : state.guess ? "" : "opens once you guess (or choose to see it without guessing)";
     const said = redisLine(state);

@@ -100,7 +100,10 @@ export function slider(model, { name, label, min, max, step = 1, format = thousa
     const value = Number(model.get(name));
     if (Number(input.value) !== value) input.value = String(value);
     const shown = format(value);
-    if (output.textContent !== shown) output.textContent = shown;
+    if (output.textContent !== shown) {
+      output.textContent = shown;
+      input.setAttribute("aria-valuetext", shown); // exact: a range's own value is a double, 2^32 rounded
+    }
   };
   input.addEventListener("input", () => {
     const value = Math.round(Number(input.value));
@@ -214,6 +217,15 @@ export function figureWithMenu(label, onPick) {
   return { ...block, drawing, menu, fill };
 }
 
+// Where figureWithMenu's <select> goes: over the menu `box` drawn in a figure `width` wide, in
+// hundredths of the figure's own width (the view's CSS makes the figure a container), so that as
+// the figure scales down in a narrow output the select stays on its drawn twin, its type with it
+export function menuPlace(box, width) {
+  const at = (v) => `${+((v / width) * 100).toFixed(4)}cqw`;
+  return `position: absolute; left: ${at(box.x)}; top: ${at(box.y)}; width: ${at(box.w)}; height: ${at(box.h)};`
+    + ` font-size: min(13px, ${at(13)});`;
+}
+
 // One line under a view: a note, a good result or an error, read out politely
 export function statusLine() {
   const line = document.createElement("div");
@@ -238,13 +250,22 @@ export function politeLine(tag = "div") {
   return line;
 }
 
+// A button held off while its request runs: `aria-disabled`, not `disabled`, so that a keyboard's
+// focus stays on it (a disabled button drops focus to the page's top, and the next Tab starts
+// there); a click meanwhile is for its handler to ignore (`isHeld`)
+export function hold(button, on) {
+  if (on) button.setAttribute("aria-disabled", "true");
+  else button.removeAttribute("aria-disabled");
+}
+export const isHeld = (button) => button.getAttribute("aria-disabled") === "true";
+
 // A button for what needs Redis: a click asks whether a kernel listens and, without one, says in one
 // line on `status` that `what` needs it; with one it sends `message()` (the values the page shows
 // now, which the kernel checks against its bounds) and the kernel answers through the model.
-// `button.pending` holds from the click until the message is sent or, with `until`, until the
-// kernel's message of that kind says it is done (at most `patience` ms): a click meanwhile sends
-// nothing more. A view that sets `disabled` itself keeps the button off while it holds, and sets
-// it again in `onSettle`.
+// `button.pending` holds (`hold`) from the click until the message is sent or, with `until`, until
+// the kernel's message of that kind says it is done (at most `patience` ms): a click meanwhile
+// sends nothing more. A view whose state turns the button off (`disabled`) sets it again in
+// `onSettle`.
 export function kernelButton(model, { label, what, status, message, until = null, patience = 30000, onSettle = () => {} }) {
   const button = document.createElement("button");
   button.type = "button";
@@ -257,7 +278,7 @@ export function kernelButton(model, { label, what, status, message, until = null
     clearTimeout(timer);
     model.off("msg:custom", answered);
     button.pending = false;
-    button.disabled = false;
+    hold(button, false);
     onSettle(); // a view whose state also disables the button sets it again
   };
   function answered(reply) {
@@ -266,7 +287,7 @@ export function kernelButton(model, { label, what, status, message, until = null
   button.addEventListener("click", async () => {
     if (button.pending) return;
     button.pending = true;
-    button.disabled = true;
+    hold(button, true);
     status.show("asking the kernel…");
     const heard = await askKernel(model);
     if (!heard) {

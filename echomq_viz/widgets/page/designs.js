@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GRID, VIEW_CSS, svgDocument, rect, line, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock } from "./controls.js";
+import { statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock, hold } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -113,7 +113,7 @@ function render({ model, el }) {
 
   const busy = (on) => {
     waiting = on;
-    for (const button of [...choices.querySelectorAll("button"), again]) button.disabled = on;
+    for (const button of [...choices.querySelectorAll("button"), again]) hold(button, on); // choose() waits
   };
   async function ask(message) {
     busy(true);

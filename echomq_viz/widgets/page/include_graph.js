@@ -3,7 +3,7 @@
 // nothing of it (the graph is data, and nothing here needs Redis).
 
 import { INK, MUTED, SMALL, TEXT, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, path, text } from "./visual.js";
-import { statusLine, listen, changes, figureWithMenu } from "./controls.js";
+import { statusLine, listen, changes, figureWithMenu, menuPlace } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -147,9 +147,9 @@ const stateOf = (model) => Object.fromEntries(NAMES.map((name) => [name, model.g
 function render({ model, el }) {
   const css = document.createElement("style");
   css.textContent = `${VIEW_CSS}
-.emq-graph .emq-figure { position: relative; }
-.emq-graph select.emq-menu { position: absolute; left: ${(MARGIN / WIDTH) * 100}%; top: 8px; width: ${(330 / WIDTH) * 100}%;
-  height: 28px; font-size: 13px; font-family: inherit; border: 1px solid ${INK}; border-radius: 4px; background: #fff; color: ${INK}; }`;
+.emq-graph .emq-figure { position: relative; container-type: inline-size; }
+.emq-graph select.emq-menu { ${menuPlace({ x: MARGIN, y: 8, w: 330, h: 28 }, WIDTH)} font-family: inherit;
+  border: 1px solid ${INK}; border-radius: 4px; background: #fff; color: ${INK}; }`;
   const root = document.createElement("div");
   root.className = "emq-view emq-graph";
   const { figure, drawing, caption, numbers: list, fill } = figureWithMenu("include", (target) => {

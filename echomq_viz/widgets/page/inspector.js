@@ -7,7 +7,7 @@
 
 import { INK, MUTED, GRID, BAD, TEXT, TITLE, VIEW_CSS, svgDocument, rect, line, text, path, tierColor, esc } from "./visual.js";
 import { TIER_SPAN, thousands, power } from "./score.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, figureBlock } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, figureBlock, hold } from "./controls.js";
 
 export const WIDTH = 840;
 const LEFT = 132; // room for "tier 2²¹ + 999"
@@ -269,7 +269,7 @@ function render({ model, el }) {
   async function inspect() {
     if (running) return;
     running = true;
-    button.disabled = true;
+    hold(button, true);
     root.setAttribute("aria-busy", "true");
     try {
       for (const f of fields) if (!f.input.disabled) model.set(f === url ? "url" : f === prefix ? "prefix" : "queue", f.input.value);
@@ -286,7 +286,7 @@ function render({ model, el }) {
       else status.show("the kernel did not answer in ten minutes", "bad");
     } finally {
       running = false;
-      button.disabled = false;
+      hold(button, false);
       root.removeAttribute("aria-busy");
     }
   }

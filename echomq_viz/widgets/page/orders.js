@@ -3,7 +3,7 @@
 // choosing a library (the menu, or a click on its strip) redraws here and sends the kernel nothing.
 
 import { INK, MUTED, TEXT, GRID, TIER_BITS_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn } from "./visual.js";
-import { statusLine, listen, changes, figureWithMenu } from "./controls.js";
+import { statusLine, listen, changes, figureWithMenu, menuPlace } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -110,10 +110,9 @@ const stateOf = (model) => Object.fromEntries(NAMES.map((name) => [name, model.g
 function render({ model, el }) {
   const css = document.createElement("style");
   css.textContent = `${VIEW_CSS}
-.emq-orders .emq-figure { position: relative; }
+.emq-orders .emq-figure { position: relative; container-type: inline-size; }
 .emq-orders .emq-figure g[data-library] { cursor: pointer; }
-.emq-orders select.emq-menu { position: absolute; left: ${(MENU.x / WIDTH) * 100}%; top: ${MENU.y}px;
-  width: ${(MENU.w / WIDTH) * 100}%; height: ${MENU.h}px; font-size: 13px; font-family: inherit; border: 1px solid ${INK};
+.emq-orders select.emq-menu { ${menuPlace(MENU, WIDTH)} font-family: inherit; border: 1px solid ${INK};
   border-radius: 4px; background: #fff; color: ${INK}; }`;
   const root = document.createElement("div");
   root.className = "emq-view emq-orders";

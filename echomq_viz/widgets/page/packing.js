@@ -6,7 +6,7 @@
 import { INK, MUTED, TITLE, TEXT, SMALL, BAD, GOOD, TIER_BITS_COLOR, COUNTER_BITS_COLOR, VIEW_CSS, svgDocument,
   rect, line, text, textColorOn } from "./visual.js";
 import { EXACT_LIMIT, thousands, power } from "./score.js";
-import { slider, statusLine, askKernel, politeLine, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock } from "./controls.js";
+import { slider, statusLine, askKernel, politeLine, NEEDS_KERNEL, listen, changes, whenChanged, figureBlock, hold } from "./controls.js";
 
 const WIDTH = 820;
 const HEIGHT = 262;
@@ -191,6 +191,7 @@ function render({ model, el }) {
   const answer = document.createElement("pre");
   let waiting = false;
   run.addEventListener("click", async () => {
+    if (waiting) return; // a run already asked for
     waiting = true;
     draw();
     status.show("running on Redis…");
@@ -216,7 +217,8 @@ function render({ model, el }) {
     const fitsAll = fields(state).every((f) => f.fits);
     verdictLine.textContent = verdict(state);
     verdictLine.style.color = !fitsAll ? BAD : widthsOf(state).reduce((a, b) => a + b, 0) > EXACT_BITS ? BAD : GOOD;
-    run.disabled = waiting || !fitsAll || !state.run_enabled;
+    run.disabled = !fitsAll || !state.run_enabled;
+    hold(run, state.waiting);
     run.title = fitsAll ? "" : "give each key enough bits first";
     const ran = redisLines(state);
     head.textContent = ran ? ran.head : "";

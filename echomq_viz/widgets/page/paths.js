@@ -4,7 +4,7 @@
 
 import { INK, MUTED, TITLE, TEXT, SMALL, GRID, WAIT_COLOR, VIEW_CSS, svgDocument, rect, text, tierColor, textColorOn,
   esc } from "./visual.js";
-import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock } from "./controls.js";
+import { uid, send, statusLine, askKernel, NEEDS_KERNEL, listen, changes, figureBlock, hold, isHeld } from "./controls.js";
 
 const WIDTH = 840;
 const MARGIN = 10;
@@ -172,10 +172,11 @@ function render({ model, el }) {
   const done = () => {
     if (waitFor) clearTimeout(waitFor);
     waitFor = null;
-    button.disabled = false;
+    hold(button, false);
   };
   button.addEventListener("click", async () => {
-    button.disabled = true;
+    if (isHeld(button)) return; // a run already asked for
+    hold(button, true);
     status.show("running on Redis…");
     if (!(await askKernel(model))) {
       done();

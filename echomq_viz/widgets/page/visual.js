@@ -204,7 +204,7 @@ export const VIEW_CSS = `
 .emq-view input[type=range] { width: 420px; max-width: 60vw; accent-color: ${TIER_BITS_COLOR}; }
 .emq-view input[type=number] { width: 130px; font: 13px ${MONO}; }
 .emq-view output { font: 13px ${MONO}; min-width: 120px; }
-.emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; margin: 6px 0; }
+.emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
 .emq-view .emq-figure svg { display: block; }
 .emq-view .emq-caption { font-size: 12px; color: #333; margin: 2px 0 6px 0; line-height: 1.45; }
 .emq-view .emq-status { font-size: 13px; min-height: 1.6em; overflow-wrap: anywhere; }
@@ -212,6 +212,8 @@ export const VIEW_CSS = `
 .emq-view .emq-status.emq-good { color: ${GOOD}; }
 .emq-view .emq-note { color: ${MUTED}; }
 .emq-view button { font-size: 13px; padding: 3px 10px; }
+/* off, or held while its request runs: legible still (the browser's own grey is about 2:1) */
+.emq-view button:disabled, .emq-view button[aria-disabled="true"] { color: ${MUTED}; cursor: default; }
 .emq-view :focus-visible { outline: 2px solid ${TIER_BITS_COLOR}; outline-offset: 2px; }
 /* a view restored without its kernel still moves: ipywidgets' "disconnected" marks do not apply */
 .jupyter-widgets-disconnected:has(> .emq-view)::before { display: none !important; }
