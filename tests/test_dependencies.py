@@ -9,7 +9,6 @@ import collections
 import functools
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Mapping
 import pytest
 
 from conftest import clean_env
+from page_runner import node_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,9 +102,7 @@ def test_conda_pins_the_redis_server_and_node_the_tests_run():
     said = subprocess.run([server_binary("system"), "--version"], capture_output=True, text=True, check=True).stdout
     redis_version = re.search(r"\bv=(\d+\.\d+\.\d+)", said).group(1)
     assert redis_version.startswith(pins["redis-server"] + "."), (pins, said)
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("no node on PATH: the nodejs pin is checked where notebook 10's Node.js is")
+    node = node_or_skip()  # a failure where the browser tests are required (.ci/run)
     node_version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     assert node_version.startswith(f"v{pins['nodejs']}."), (pins, node_version)
 

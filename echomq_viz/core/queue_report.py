@@ -24,7 +24,7 @@ from echomq_viz.core.score import (
 __all__ = ["WRAP_WARNING", "Collision", "Finding", "PriorityMismatch", "QueueReport", "decode_scores",
            "find_collisions"]
 
-WRAP_WARNING = 1_000_000  # adds left before the counter wraps: fewer is a finding
+WRAP_WARNING = 1_000_000  # adds left before the counter wraps: this many or fewer is a finding
 EXAMPLES = 3  # ids quoted per finding
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -183,7 +183,7 @@ class QueueReport:
         """A few deterministic lines for a notebook cell or a terminal."""
         tiers = "  ".join(f"{t:,}={n:,}" for t, n in list(self.tier_counts.items())[:8])
         if len(self.tier_counts) > 8:
-            tiers += f"  ... ({len(self.tier_counts) - 8:,} more tiers)"
+            tiers += f"  ... ({_count(len(self.tier_counts) - 8, 'more tier')})"
         pc_line = "pc: not set (the next add gets counter 1)"
         if self.pc is not None:
             wrapped = f"; wrapped {self.wraps:,}x" if self.wraps else ""

@@ -68,6 +68,9 @@ def test_check_bool_refuses_ints():
 def test_describe_keeps_messages_to_one_short_line():
     text = describe("x" * 500)
     assert len(text) < 80 and "\n" not in describe("a\nb")
+    # a repr of 60 characters is shown whole; one of 61 is cut to 57 and "..."
+    assert describe("x" * 58) == "str '" + "x" * 58 + "'"
+    assert describe("x" * 59) == "str '" + "x" * 56 + "..."
 
 
 # -- the reasons, lengths, text and whole numbers every module's checks are built on -----------

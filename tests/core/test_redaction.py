@@ -57,6 +57,14 @@ def test_a_known_password_is_hidden_even_without_its_url(password, monkeypatch):
     assert shows_none_of(redact_url(message), password)
 
 
+def test_a_short_known_password_is_hidden_from_four_characters_and_shorter_only_in_its_url():
+    """Four characters and more are hidden wherever they stand; a shorter one only where a URL
+    holds it ("ab" is in too many words to hide it everywhere)."""
+    assert redact_url("wrong password abcd", ["redis://u:abcd@h:1/0"]) == "wrong password ***"
+    text = "abc in abcdef, at redis://u:abc@h:1/0"
+    assert redact_url(text, ["redis://u:abc@h:1/0"]) == "abc in abcdef, at redis://u:***@h:1/0"
+
+
 def test_redaction_leaves_what_is_no_password():
     for text in ("unix:///tmp/x/redis.sock?db=0", "redis://127.0.0.1:6379/0", "no URL here, a@b",
                  "redis://h:1/0: deleted emq:{viz-01-score@0a1b2c3d}:wait"):

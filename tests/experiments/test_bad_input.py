@@ -214,6 +214,8 @@ LUA_CASES.update({
     # a lock too long for SET PX: must be refused before the job leaves the set
     "consume: lock 10^30 ms": ("moveToActive", [PREFIX, TS, "t", "1" + "0" * 30], "lock duration"),
     "consume: lock 2^63 - 1 ms": ("moveToActive", [PREFIX, TS, "t", str(2**63 - 1)], "lock duration"),
+    "consume: lock 2^31 ms": ("moveToActive", [PREFIX, TS, "t", str(2**31)], "lock duration"),  # one past
+    "consume: timestamp 2^53": ("moveToActive", [PREFIX, str(2**53), "t", "1000"], "timestamp"),  # one past
     # ARGV[1] must be the base of the script's own KEYS: else the job hash
     # lands in another queue's keys (or at the top level of the keyspace)
     "add: prefix of another queue": ("addPrioritizedJob", _add_args(prefix="emq:{other}:"), "prefix"),
@@ -325,6 +327,8 @@ def test_lua_accepts_the_valid_counterparts(loaded):
     assert loaded.run("addPrioritizedJob", CTX, add_args(priority=LIMIT)) == "6"
     assert loaded.run("changePriority", CTX, ["2", PREFIX, "6", "1"]) == 0
     assert loaded.run("getCountsPerPriority", CTX, ["0", "1", "2", LIMIT]) == [0, 1, 3, 0]
+    # the largest lock and timestamp taken, each one below its refused case
+    assert loaded.run("moveToActive", CTX, [PREFIX, str(2**53 - 1), "t", str(2**31 - 1)]) is not None
 
 
 # -- every KEYS position, the priority counter, one job-id rule -----------------------

@@ -209,6 +209,17 @@ def test_past_53_bits_for_teaching_rounds_and_breaks_the_order(r):
     assert "ORDER BROKEN" in outcome.text()
 
 
+def test_the_python_mirror_rounds_in_the_luas_two_steps_where_one_rounding_would_differ(r):
+    """Past 53 bits the Lua rounds twice (tenant and priority first, then the arrival added): a
+    budget and a job where that differs from rounding the exact score once, so the mirror must
+    follow the Lua's steps to give the doubles Redis stored."""
+    budget = Budget(40, 20, 4)
+    jobs = [("a", 533578946923, 7840, 2), ("b", 533578946923, 7840, 1), ("c", 1, 1, 1)]
+    assert budget.stored(*jobs[0][1:]) != float(budget.pack(*jobs[0][1:]))  # the case separates the two
+    outcome = run_packing(Demo("viz-09-pack", client=r), budget, jobs, past_53_for_teaching=True)
+    assert dict(outcome.popped) == {m: budget.stored(*keys) for m, *keys in jobs}
+
+
 BAD_PACK_ARGS = [
     ([11, 11, 32, "0"], "the budget must be at most 53 bits"),
     ([11, 10, 54, "1"], "arrival bits must be an integer in 0..53, got '54'"),

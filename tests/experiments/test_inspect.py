@@ -239,6 +239,14 @@ def test_job_hash_priority_that_disagrees_or_is_missing(r, scripts, ctx):
     assert "job hashes: not read (check_jobs=False)" in unchecked.summary()
 
 
+def test_the_summary_names_eight_tiers_and_counts_the_rest(r, scripts, ctx):
+    scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, k) for k in range(1, 10)])
+    line = inspect_queue(r, ctx).summary().splitlines()[1]
+    assert line == "jobs per priority: " + "  ".join(f"{k}=1" for k in range(1, 9)) + "  ... (1 more tier)"
+    scripts.add_prioritized_job(ctx, "j10", {}, 10)
+    assert inspect_queue(r, ctx).summary().splitlines()[1].endswith("8=1  ... (2 more tiers)")
+
+
 def test_pc_near_the_wrap_counts_the_adds_left(r, scripts, ctx):
     scripts.set_priority_counter(ctx, SPAN - 5)
     scripts.add_prioritized_jobs(ctx, [(f"j{k}", {}, 1) for k in range(3)])
@@ -248,6 +256,7 @@ def test_pc_near_the_wrap_counts_the_adds_left(r, scripts, ctx):
     assert report.counters.tolist() == [SPAN - 4, SPAN - 3, SPAN - 2]
     assert codes(report) == ["wrap-ahead"] and report.findings[0].count == 2  # adds left
     assert inspect_queue(r, ctx, wrap_warning=1).findings == ()  # 2 left is above that bar
+    assert codes(inspect_queue(r, ctx, wrap_warning=2)) == ["wrap-ahead"]  # as many as the bar: a finding
 
     # The prediction, checked by doing it: the 2nd add from here gets counter 0.
     first, second = scripts.add_prioritized_jobs(ctx, [("x", {}, 1), ("y", {}, 1)])

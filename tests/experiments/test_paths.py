@@ -10,6 +10,7 @@ script also refuses bad input before its first write, like the others.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -213,10 +214,11 @@ def test_retry_promotes_due_delayed_jobs_first(scripts, ctx):
     assert [j for j, _ in scripts.prioritized(ctx)] == ["2", job, "1"]  # promoted, then retried
 
 
-@pytest.mark.parametrize("case, reply", [
-    ("no such job", -1), ("lock expired", -2), ("lock of another worker", -6), ("not active", -3),
+@pytest.mark.parametrize("case, reply, reason", [
+    ("no such job", -1, "does not exist"), ("lock expired", -2, "lock is missing"),
+    ("lock of another worker", -6, "lock holds another token"), ("not active", -3, "not in 'active'"),
 ])
-def test_retry_refusals_write_nothing(scripts, ctx, r, keyspace, case, reply):
+def test_retry_refusals_write_nothing(scripts, ctx, r, keyspace, case, reply, reason):
     add_scene(scripts, ctx)
     scripts.add_delayed_job(ctx, "due", {}, 2, 10, timestamp=T0)  # due: a retry would promote it
     scripts.move_to_active(ctx, TOKEN, timestamp=T0)  # takes job 1
@@ -226,7 +228,7 @@ def test_retry_refusals_write_nothing(scripts, ctx, r, keyspace, case, reply):
         r.delete(Keys.lock(ctx, "1"))
     before = keyspace()
     assert scripts.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", job, token, "x"]) == reply
-    with pytest.raises(LookupError, match=f"reply {reply}"):
+    with pytest.raises(LookupError, match=re.escape(f"{reason} (reply {reply})")):  # why, in words
         scripts.retry_job(ctx, job, token, timestamp=T0 + 10)
     assert keyspace() == before
 
@@ -281,6 +283,19 @@ VALID_ARGS = {
     "retryJob": [PREFIX, T0 + 10, "LPUSH", "8", TOKEN, ""],
 }
 KEY_POSITIONS = [(c, p) for c, n in {"addDelayedJob": 6, "promote": 9, "retryJob": 10}.items() for p in range(n)]
+
+
+# promote takes its job out of `delayed` before it scores it with INCR pc: a counter it cannot use,
+# found only then, would leave the job in neither set. Refused before the first write instead.
+@pytest.mark.parametrize("value, says", [("twelve", "0..9007199254740990"), (str(2**53 - 1), "0..9007199254740990"),
+                                         ({"x": "1"}, "is a hash")], ids=["not a number", "past 2^53 - 2", "a hash"])
+def test_promote_refuses_a_counter_it_cannot_use_and_keeps_the_job_delayed(loaded, ctx, r, keyspace, value, says):
+    r.delete(Keys.pc(ctx))
+    r.hset(Keys.pc(ctx), mapping=value) if isinstance(value, dict) else r.set(Keys.pc(ctx), value)
+    before = keyspace()
+    with pytest.raises(redis.ResponseError, match=re.escape(says)):
+        loaded.run("promote", ctx, [PREFIX, "8"])  # the loaded queue's delayed job, of priority 2
+    assert keyspace() == before and r.zscore(Keys.delayed(ctx), "8") is not None
 
 
 @pytest.mark.parametrize("command, position", KEY_POSITIONS, ids=[f"{c}-KEYS[{p + 1}]" for c, p in KEY_POSITIONS])
@@ -365,7 +380,7 @@ def test_a_job_key_of_another_type_is_refused_before_writing(loaded, ctx, r, key
     assert keyspace() == before
 
 
-@pytest.mark.parametrize("value", ["many", "1.5", str(2**63 - 1)])
+@pytest.mark.parametrize("value", ["many", "1.5", str(2**63 - 1), str(2**53), str(-2**53)])
 def test_a_retry_refuses_an_attempt_count_it_cannot_add_one_to_before_writing(loaded, ctx, r, keyspace, value):
     r.hset(Keys.job(ctx, "9"), "atm", value)
     before = keyspace()
@@ -373,9 +388,9 @@ def test_a_retry_refuses_an_attempt_count_it_cannot_add_one_to_before_writing(lo
         loaded.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""])
     assert len(str(info.value).splitlines()) == 1
     assert keyspace() == before
-    r.hset(Keys.job(ctx, "9"), "atm", "2")
+    r.hset(Keys.job(ctx, "9"), "atm", str(2**53 - 1))  # the largest it takes
     assert loaded.run("retryJob", ctx, [PREFIX, T0 + 10, "LPUSH", "9", TOKEN, ""]) == 0
-    assert r.hget(Keys.job(ctx, "9"), "atm") == "3"
+    assert r.hget(Keys.job(ctx, "9"), "atm") == str(2**53)
 
 
 @pytest.mark.parametrize("command, args", [

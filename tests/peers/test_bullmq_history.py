@@ -66,7 +66,7 @@ def _tarball(version: str) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             message = f"npm is needed to pack bullmq@{version} for notebook 10's history (not cached in {folder})"
-            if os.environ.get("CI"):
+            if os.environ.get("CI") or os.environ.get("ECHOMQ_VIZ_REQUIRE_BROWSER") == "1":  # .ci/run sets the latter
                 pytest.fail(message)
             pytest.skip(message)
         partial = folder / "packing"

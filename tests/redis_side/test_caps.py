@@ -106,6 +106,32 @@ def test_a_job_is_capped_in_bytes(capped):
     assert demo.add("n", 1, {"text": "x" * 40}) == "1"
 
 
+def test_a_job_of_exactly_the_cap_in_bytes_goes_in_and_one_byte_more_does_not(capped):
+    from echomq_viz.redis_side.scripts import encode_job_data
+
+    demo = Demo("viz-edge", client=capped)
+    data = {"text": "x" * (64 - 1 - len(encode_job_data({"text": ""})))}  # name "n" + data: 64 bytes
+    assert 1 + len(encode_job_data(data)) == 64 and demo.add("n", 1, data) == "1"
+    with pytest.raises(redis.ResponseError) as info:
+        demo.add("nn", 1, data)
+    assert refused(info.value, "at most 64 bytes", "got 65")
+
+
+def test_a_registry_flooded_by_hand_is_refused_before_it_is_walked(capped, keyspace):
+    """Past 256 entries (or four times the queues cap) only writes by hand make a student's registry
+    that long: refused in one line rather than read whole at every add."""
+    demo = Demo("viz-flood", client=capped)
+    capped.hset(registry_key(demo.owner), mapping={f"field-{n}": "1" for n in range(256)})
+    assert demo.add("a", 1) == "1"  # 256: recounted, none of them a live queue
+    capped.hset(registry_key(demo.owner), mapping={f"field-{n}": "1" for n in range(257)})  # that add recounted
+    entries = capped.hlen(registry_key(demo.owner))
+    before = keyspace()
+    with pytest.raises(redis.ResponseError) as info:
+        demo.add("b", 1)
+    assert refused(info.value, f"has {entries} entries", "far past the 3 queues")
+    assert keyspace() == before
+
+
 def test_no_caps_where_none_are_set_nor_on_a_queue_that_is_no_demo(r, capped):
     plain = Scripts(capped)
     ids = plain.add_prioritized_jobs(QueueContext("orders"), [("j", {}, 1)] * 100)

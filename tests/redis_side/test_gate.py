@@ -347,3 +347,18 @@ def test_a_scan_walks_at_most_a_thousand_keys_a_call_and_pays_for_them(course, s
         assert time.monotonic() - started >= 0.3 - 0.05
         assert alice.execute_command("ACL", "WHOAMI") == "alice"
         alice.close()
+
+
+def test_a_command_costs_a_token_and_one_more_per_16_kib_begun_and_a_scan_one_per_100_keys():
+    """The cost rule as docs/sharing-a-redis.md states it, at its edges: a write of 1 MiB must not
+    cost what a PING does, and a SCAN pays for the keys it asks Redis to walk."""
+    from echomq_viz.redis_side._gate_connection import _cost
+
+    def command(total: int) -> list[bytes]:  # a SET whose arguments take `total` bytes in all
+        return [b"SET", b"k", b"x" * (total - 4)]
+
+    assert [_cost(command(n)) for n in (16384, 16385, 32768, 32769, 2**20)] == [1, 2, 2, 3, 64]
+    assert _cost([b"PING"]) == 1
+    assert _cost([b"SCAN", b"0"]) == 1  # Redis's own COUNT, 10
+    assert _cost([b"SCAN", b"0", b"COUNT", b"99"]) == 1
+    assert _cost([b"scan", b"0", b"MATCH", b"emq:*", b"COUNT", b"1000"]) == 11

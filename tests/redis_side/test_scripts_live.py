@@ -296,6 +296,15 @@ def test_reset_deletes_only_its_own_queue(scripts, ctx, r):
     assert r.zcard(Keys.prioritized(other)) == 1
 
 
+def test_reset_counts_every_key_it_deletes_across_its_batches(scripts, ctx, r):
+    """More keys than one batch of UNLINK (500) holds: the count is the keys there were."""
+    r.mset({f"{Keys.base(ctx)}extra:{n}": "x" for n in range(1234)})
+    scripts.add_prioritized_job(ctx, "mine", {}, 1)
+    there = len(list(r.scan_iter(match=Keys.pattern(ctx))))
+    assert there > 1234 and scripts.reset(ctx) == there
+    assert not list(r.scan_iter(match=Keys.pattern(ctx)))
+
+
 def test_reset_escapes_glob_characters_in_the_queue_name(scripts, r):
     globby = QueueContext("q*")
     plain = QueueContext("q-plain")

@@ -100,6 +100,10 @@ def test_wrap_view_newer_jobs_jump_ahead(demo):
     expected = [str(i + 1) for i in sorted(range(6), key=lambda i: counters[i])]
     assert popped == expected == ["3", "4", "5", "6", "1", "2"]
     assert "newer jobs jumped ahead" in view.text
+    rows = view.figure.answer["rows"]  # what INCR pc returned to each add, beside the counter Redis stored
+    assert [row["incr"] for row in rows] == [TIER_SPAN - 3 + n for n in range(1, 7)]
+    assert [row["counter"] for row in rows] == counters == [row["incr"] % TIER_SPAN for row in rows]
+    assert f"{TIER_SPAN - 2:>13,}  {TIER_SPAN - 2:>12,}" in view.text.splitlines()[1]
     assert demo.priority_counter() is None  # the drain found the set empty: pc deleted
 
 
