@@ -121,6 +121,16 @@ def test_delayed_jobs_are_scored_by_due_time_and_sequence(scripts, ctx, r):
     assert events.count("delayed") == 3
 
 
+def test_a_millisecond_full_of_delayed_jobs_keeps_its_last_sequence_and_its_due_time(scripts, ctx, r):
+    """Past 4,095 jobs due in one millisecond the sequence stays at its last value: the next job
+    shares that score (due in that millisecond still), rather than spilling into the next one."""
+    due = T0 + 5000
+    r.zadd(Keys.delayed(ctx), {"placed-by-hand": (due + 1) * 0x1000 - 1})  # the millisecond's 4,096th
+    job = scripts.add_delayed_job(ctx, "one more", {}, 1, 5000, timestamp=T0)
+    assert r.zscore(Keys.delayed(ctx), job) == (due + 1) * 0x1000 - 1
+    assert (job, due, 0x1000 - 1) in scripts.delayed_jobs(ctx)
+
+
 # -- the consume promotes due delayed jobs ----------------------------------------------------
 
 
