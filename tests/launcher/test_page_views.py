@@ -620,9 +620,30 @@ def _the_menu_stays_on_its_drawing_in_a_narrow_output(tab) -> None:
         tab.set_viewport_size(before)
 
 
+def _each_slider_keeps_its_readout_beside_it_in_an_840_px_window(tab) -> None:
+    """02's four sliders in an 840 px window (the page gives the view about 720): each slider gives
+    way, and its value stays on its line (a fixed 420 px pushed every value under its slider)."""
+    before = tab.viewport_size
+    tab.set_viewport_size({"width": 840, "height": 800})
+    try:
+        offsets = tab.locator(".emq-view").first.evaluate("""v => [...v.querySelectorAll('.emq-row')]
+            .filter(r => r.querySelector('input[type=range]')).map(r => {
+                const [i, o] = [r.querySelector('input[type=range]'), r.querySelector('output')]
+                    .map(e => e.getBoundingClientRect());
+                return Math.abs((o.top + o.bottom) / 2 - (i.top + i.bottom) / 2); })""")
+        assert len(offsets) == 4 and max(offsets) < 8, f"a slider's value sits off its line: {offsets}"
+    finally:
+        tab.set_viewport_size(before)
+
+
+def _the_comparisons_edges(tab) -> None:
+    _run_stays_off_while_it_asks(tab)
+    _each_slider_keeps_its_readout_beside_it_in_an_840_px_window(tab)
+
+
 # What a reader may do on a page with no kernel that once left a view out of step (one notebook each)
 OFFLINE_EDGES = {"01-one-score-two-keys.ipynb": _a_long_typed_value_is_quoted_short,
-                 "02-which-pops-first.ipynb": _run_stays_off_while_it_asks,
+                 "02-which-pops-first.ipynb": _the_comparisons_edges,
                  "04-tiers-as-bands.ipynb": _a_box_shows_the_value_put_back,
                  "10-the-queues-people-run.ipynb": _the_menu_stays_on_its_drawing_in_a_narrow_output}
 

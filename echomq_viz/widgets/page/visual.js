@@ -201,7 +201,7 @@ export const VIEW_CSS = `
 .emq-view { font-family: ${FONT}; color: ${INK}; max-width: ${MAX_WIDTH}px; }
 .emq-view .emq-row { display: flex; align-items: center; gap: 10px; margin: 4px 0; flex-wrap: wrap; }
 .emq-view label.emq-name { width: 110px; font-size: 13px; }
-.emq-view input[type=range] { width: 420px; max-width: 60vw; accent-color: ${TIER_BITS_COLOR}; }
+.emq-view input[type=range] { flex: 1 1 200px; max-width: min(420px, 60vw); accent-color: ${TIER_BITS_COLOR}; }
 .emq-view input[type=number] { width: 130px; font: 13px ${MONO}; }
 .emq-view output { font: 13px ${MONO}; min-width: 120px; }
 .emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
