@@ -84,14 +84,18 @@ SELECTED_WRITES = {
 # Reads whose work a few bytes of input set, not the size of what the student stored: LCS is
 # quadratic in its strings (two of 11 KB held Redis 0.5 s), and a negative count makes
 # ZRANDMEMBER, HRANDFIELD and SRANDMEMBER build a reply of that many elements from one member.
-# One student's loop of them held every other student's calls for seconds. The package calls none.
-COSTLY_READS = ("lcs", "zrandmember", "hrandfield", "srandmember")
+# One student's loop of them held every other student's calls for seconds. LOLWUT too: its
+# arguments alone size its drawing (15 MB, 50 ms of Redis a call). The package calls none.
+COSTLY_READS = ("lcs", "zrandmember", "hrandfield", "srandmember", "lolwut")
+# Reads that name other students' keys. SCAN does too (Redis's key patterns do not filter it),
+# but Demo.reset and clean find a queue's own keys with it; RANDOMKEY no code of ours needs.
+OTHERS_KEY_NAMES = ("randomkey",)
 # After "reset" (no keys, no channels, no commands, no password, off); the keys come in student_rules.
 STUDENT_RULES = (
     "-@all", "+@read", "+@connection", "-@dangerous", "+info", "+acl|whoami", "+ping", "+fcall", "+fcall_ro",
     *(f"+{command}" for command in STUDENT_WRITES),
     "-select", "-eval", "-evalsha", "-eval_ro", "-evalsha_ro", "-script", "-function",
-    *(f"-{command}" for command in COSTLY_READS),
+    *(f"-{command}" for command in (*COSTLY_READS, *OTHERS_KEY_NAMES)),
 )
 _NAME = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
 

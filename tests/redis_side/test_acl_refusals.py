@@ -47,7 +47,8 @@ SHOULD_NOT_RUN = [
 # held every other student's calls for seconds
 OWN = f"emq:{{viz-q@{namespace_of('alice')}.0123abcd}}:"
 SHOULD_NOT_RUN += [("LCS", OWN + "1:lock", OWN + "2:lock"), ("ZRANDMEMBER", OWN + "prioritized", -10**9),
-                   ("HRANDFIELD", OWN + "1", -10**9), ("SRANDMEMBER", OWN + "stalled", -10**9)]
+                   ("HRANDFIELD", OWN + "1", -10**9), ("SRANDMEMBER", OWN + "stalled", -10**9),
+                   ("LOLWUT", "VERSION", 6, 1000, 1000), ("RANDOMKEY",)]
 
 
 @pytest.fixture(scope="module")
