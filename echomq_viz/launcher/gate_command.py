@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from echomq_viz.core.redaction import first_line_redacted
+from echomq_viz.core.redaction import first_line_redacted, url_passwords
 from echomq_viz.launcher import exposure
 from echomq_viz.launcher.operator_commands import named_url
 from echomq_viz.redis_side._process import StopSignals
@@ -25,6 +25,11 @@ __all__ = ["cmd_gate"]
 def cmd_gate(args: argparse.Namespace) -> int:
     url = named_url("gate", args)
     if url is None:
+        return 2
+    if args.url and url_passwords(args.url):  # REDIS_URL is the process's own; a command line is everyone's
+        print("echomq-viz gate: leave the password out of --url: the gate needs only Redis's address (each student "
+              "logs in as themselves), and every user of this machine can read a command's arguments (ps)",
+              file=sys.stderr)
         return 2
     problem = exposure.listen_problem(args.host)
     if problem:

@@ -124,6 +124,9 @@ def _refusal(command: list[bytes]) -> str | None:
             return "HELLO takes at most one AUTH user password and one SETNAME name here"
     if name in _REFUSED:
         return f"{_REFUSED[name]} ({name.decode('ascii', 'replace')}) is not passed through the gate"
+    if _login_user(command) == b"default":
+        # the operator's user: reached through the gate, it would be every local user's (loopback)
+        return "the gate passes the students' own users only, not Redis's default user (log in as it on Redis itself)"
     if name == b"SCAN" and isinstance(count := _scan_count(command), str):
         return count
     if name == b"CLIENT" and len(command) > 1 and command[1].upper() == b"TRACKING":

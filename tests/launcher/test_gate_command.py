@@ -31,6 +31,13 @@ def test_the_gate_command_serves_until_stopped(course, students, tmp_path):
                             decode_responses=True)
         assert alice.execute_command("ACL", "WHOAMI") == "alice"
         alice.close()
+        # the operator's password, should it leak, opens nothing through the gate, which every local user reaches
+        for username in (None, "default"):
+            operator = redis.Redis(host="127.0.0.1", port=port, username=username, password=course.password)
+            with pytest.raises(redis.ResponseError, match="not Redis's default user") as info:
+                operator.execute_command("CONFIG", "GET", "maxmemory")
+            assert one_clear_line(str(info.value))
+            operator.close()
     finally:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=15)
@@ -48,6 +55,14 @@ def test_the_gate_command_refuses_in_one_line(course, argv, says):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == "" and one_clear_line(done.stderr) and says in done.stderr
     assert course.password not in done.stderr
+
+
+def test_the_gate_refuses_a_password_on_its_command_line(course):
+    """Only the address is used, and every user of the machine reads a command's arguments."""
+    done = subprocess.run([sys.executable, "-m", "echomq_viz", "gate", "--port", "0", "--url", course.url],
+                          env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and one_clear_line(done.stderr)
+    assert "leave the password out of --url" in done.stderr and course.password not in done.stderr
 
 
 def test_acl_add_through_the_gate_says_so_and_writes_the_gates_address(course, tmp_path):
