@@ -134,8 +134,23 @@ class AppKernelManager(AsyncMappingKernelManager):
             else:  # all their seats are pages still starting
                 return None
         if self.max_kernels and self.seats_taken() >= self.max_kernels:
-            return None
+            left = self._left_by(visitor)  # a full class: a student following a link leaves a page
+            if left is None:
+                return None
+            self.log.info("Releasing kernel %s: the class is full and its visitor's page has left", left)
+            await self.shutdown_kernel(left)
+            if self.seats_taken() >= self.max_kernels:  # taken meanwhile
+                return None
         return _Seat(self, visitor)
+
+    def _left_by(self, visitor: str) -> str | None:
+        """A kernel of ``visitor``'s whose page came and has gone (the one they just moved on
+        from, which the cull would give back in seconds), else None."""
+        for kernel_id, kernel in list(self._kernels.items()):
+            if (getattr(kernel, "visitor", None) == visitor and getattr(kernel, "page_connected", False)
+                    and self._kernel_connections.get(kernel_id, 0) == 0):
+                return kernel_id
+        return None
 
     def _stalest_of(self, visitor: str) -> str | None:
         """The visitor's kernel to give back: one whose page has gone first, then the one silent longest."""

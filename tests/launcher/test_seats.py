@@ -111,6 +111,28 @@ def test_a_visitor_holds_at_most_their_share_and_a_new_page_gives_back_their_sta
 
 
 @pytest.mark.slow
+def test_in_a_full_class_the_page_a_student_left_gives_them_its_seat_at_once(running):
+    """A student following the page's own "Next" link in a full class: the page they left was
+    culled only about ten seconds later, and until then the class was full to them, by their own
+    seat. That seat is theirs at once; another session still finds the class full."""
+    app = running("--max-kernels", "2")
+    student, other = Visitor(app), Visitor(app)
+    left = kernel_id_of(student.page()[1])
+    assert other.page()[0] == 200 and Visitor(app).page()[0] == 503
+
+    async def visit_and_leave() -> None:
+        socket = await KernelSocket.open(app.port, left)
+        await socket.send("kernel_info_request", {})
+        socket.close()
+
+    asyncio.run(visit_and_leave())
+    assert wait_until(lambda: student.page()[0] == 200, 8), app.text()[-2000:]
+    assert f"Releasing kernel {left}: the class is full and its visitor's page has left" in app.text()
+    assert Visitor(app).page()[0] == 503 and app.kernels() == 2
+    assert "Traceback" not in app.text()
+
+
+@pytest.mark.slow
 def test_a_silent_page_gives_its_seat_back_with_its_websocket_open(running):
     """A script holding websockets open keeps no seat: only a page that speaks does."""
     app = running("--max-kernels", "2", "--seat-idle-minutes", "0.15")
