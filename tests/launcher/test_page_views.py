@@ -580,7 +580,10 @@ def _run_stays_off_while_it_asks(tab) -> None:
     assert run.evaluate("""b => b.closest('.emq-view').textContent.includes('asking the kernel')
                            && b.getAttribute('aria-disabled') === 'true'"""), \
         "Run it on Redis can be pressed again while it asks the kernel"
-    view.locator(".emq-status").filter(has_text=NEEDS_KERNEL).wait_for()
+    said = view.locator(".emq-status").filter(has_text=NEEDS_KERNEL)
+    said.wait_for()
+    assert "an offline page has not: open the notebook with echomq-viz lab" in said.inner_text(), \
+        "an offline page's Redis button gave the advice of a page with a kernel"
     assert run.evaluate("b => !b.disabled && !b.hasAttribute('aria-disabled')"), \
         "Run it on Redis stayed off after no kernel answered"
     assert run.evaluate("b => document.activeElement === b"), "the keyboard's focus left the button it pressed"

@@ -23,7 +23,12 @@ export function clipped(text, width = 40) {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
-export const NEEDS_KERNEL = "needs the notebook's kernel: run the notebook's cells first (in the app, reload the page)";
+// An offline page (echomq-viz export writes its notice at the top) has no kernel to start: a Redis
+// button there says where to run it instead
+const OFFLINE = typeof document !== "undefined" && document.querySelector(".echomq-viz-snapshot") !== null;
+export const NEEDS_KERNEL = OFFLINE
+  ? "needs the notebook's kernel, which an offline page has not: open the notebook with echomq-viz lab"
+  : "needs the notebook's kernel: run the notebook's cells first (in the app, reload the page)";
 
 // Send the model's pending changes (nothing happens where no kernel listens)
 export function send(model) {
