@@ -62,7 +62,7 @@ def _table_text(demo: Demo, waiting: Sequence[str], entries: Sequence) -> str:
     lines = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
     lines += [rows[job_id] for job_id in sorted(rows, key=_by_id)]
     pc = demo.priority_counter()
-    lines.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)")
+    lines.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the wait list and the set empty)")
     return "\n".join(lines)
 
 
@@ -230,7 +230,7 @@ class ConsumeView(PageView):
         """What the page shows under the figure: the jobs popped, and ``pc``."""
         pc = self.figure.pc
         return (f"popped: {self.popped_text()}\n"
-                + (f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the set empty)"))
+                + (f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the wait list and the set empty)"))
 
     def verdict_text(self) -> str:
         return verdict_text(self.figure.guess, self.figure.popped)

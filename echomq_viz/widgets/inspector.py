@@ -209,13 +209,14 @@ class InspectorView(PageView):
         """Read the queue and show the report; returns the :class:`QueueReport`."""
         from echomq_viz.experiments.inspection import check_names, inspect_queue
 
+        with self.figure.kernel_writes():  # the last read goes: under a refusal it passed for this queue's
+            self.figure.queue_map, self.figure.summary, self.figure.progress = {}, "", [0, 0]
+        self.report = None
         queue, prefix = self.figure.queue.strip(), self.figure.prefix.strip()
         check_names(queue, prefix)  # before any connection, as inspect_queue checks them
         if self.own_only and other_owners_in(f"{prefix}:{queue}"):
             raise PermissionError("this app inspects no other visitor's demo queues: only this page's own "
                                   "(Demo(...).queue) and queues that are not demos")
-        with self.figure.kernel_writes():
-            self.figure.progress = [0, 0]
         try:
             client = self._connect()
             try:

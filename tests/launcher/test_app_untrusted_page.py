@@ -226,7 +226,7 @@ def test_a_culled_kernels_keys_go_once_its_lease_lapsed_and_nobody_elses(tmp_pat
 
             asyncio.run(visit())
             ours = {key for key in client.keys("*viz-04-bands@*")}
-            assert len(ours) > 100, ours  # the two views' queue: its jobs, on Redis
+            assert len(ours) > 100, ours  # the first view's queue: its jobs, on Redis
             kernel.send_signal(signal.SIGSTOP)  # a kernel that cannot clean up: culled, then killed after the grace
             deadline = time.monotonic() + 90
             while time.monotonic() < deadline and set(client.keys("*viz-04-bands@*")):

@@ -50,7 +50,7 @@ def test_the_page_says_what_python_says_at_every_step(demo, tmp_path):
     assert python[3][0].endswith("2 popped, the last job 1 (priority 1), the smallest score left, "
                                  "4,294,967,297 (tier 1, counter 1), the wait list being empty.")
     assert python[4][0].startswith("Queue strip: empty. Popped strip: 13 popped")
-    assert python[-1][1].endswith("pc: deleted (the last consume found the set empty)")
+    assert python[-1][1].endswith("pc: deleted (the last consume found the wait list and the set empty)")
     assert view.status.text == "the consume script found no job; it deleted pc"
 
 

@@ -146,6 +146,12 @@ def test_inspector_view_reads_and_draws_a_queue(demo, redis_server):
     assert len(points) == 5  # every job, the one past the limit too (a square: its score is rounded)
     assert [kind for *_, kind in points].count(1) == 1 and view.figure.queue_map["rows"][-1] == str(2**21)
     assert view.figure.progress == [5, 5]
+    # a read refused next: the last one's map and report go, where they stood under the refusal
+    # as if they were the queue now typed
+    view.figure.url = "redis://127.0.0.1:1/0"
+    view._on_run()
+    assert view.status.text.startswith("error: RedisUnavailable")
+    assert view.figure.queue_map == {} and view.figure.summary == "" and view.report is None
 
 
 def test_inspector_view_unreachable_is_one_line():

@@ -204,7 +204,7 @@ export const VIEW_CSS = `
 .emq-view input[type=range] { flex: 1 1 200px; max-width: min(420px, 60vw); accent-color: ${TIER_BITS_COLOR}; }
 .emq-view input[type=number] { width: 130px; font: 13px ${MONO}; }
 .emq-view output { font: 13px ${MONO}; min-width: 120px; }
-.emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
+.emq-view .emq-readout { font: 13px/1.5 ${MONO}; white-space: pre-wrap; overflow-wrap: break-word; margin: 6px 0; }
 .emq-view .emq-figure svg { display: block; }
 .emq-view .emq-caption { font-size: 12px; color: #333; margin: 2px 0 6px 0; line-height: 1.45; }
 .emq-view .emq-status { font-size: 13px; min-height: 1.6em; overflow-wrap: anywhere; }
