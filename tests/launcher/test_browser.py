@@ -867,6 +867,7 @@ def _no_guess_selected(page, where: str) -> None:
 
 # Pages with folded answers: how many, and what the first one says once opened.
 FOLDED = {"02-which-pops-first.ipynb": (2, "Redis popped job A first"),
+          "01-one-score-two-keys.ipynb": (1, "gap between the tiers: 1"),
           "03-inside-the-consume.ipynb": (1, "popped job 13 (wait list)"),
           "06-inspect-a-real-queue.ipynb": (1, "equal scores: 1 score shared by 3 jobs"),
           "08-every-path-scores-the-same-way.ipynb": (7, "landed: back of its tier"),

@@ -174,7 +174,8 @@ def test_a_cell_that_fails_still_says_so(tmp_path):
 
 # The command's import held at its start, so that the signal lands there on a machine of any speed
 HELD_IMPORT = """
-import sys, time, importlib.abc
+import signal, sys, time, importlib.abc
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal (a test runner may ignore it)
 class Held(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name == "echomq_viz.launcher.cli":
