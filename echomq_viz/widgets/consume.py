@@ -55,6 +55,11 @@ def fill_queue(demo: Demo, priorities: Sequence[int], waiting: int = 1) -> None:
         demo.add_waiting(f"no-priority-{n}")
 
 
+def _pc_line(pc: int | None) -> str:
+    """``pc`` as the table and the readout show it (page/consume.js readout says the same)."""
+    return f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the wait list and the set empty)"
+
+
 def _table_text(demo: Demo, waiting: Sequence[str], entries: Sequence) -> str:
     rows = {job_id: f"{job_id:>5}  {'-':>15}  {'-':>4}  {'-':>7}  wait list" for job_id in waiting}
     rows.update({e.job_id: f"{e.job_id:>5}  {int(e.score):>15,}  {e.priority:>4}  {e.counter:>7}  prioritized"
@@ -62,7 +67,7 @@ def _table_text(demo: Demo, waiting: Sequence[str], entries: Sequence) -> str:
     lines = [f"{'job':>5}  {'score':>15}  {'tier':>4}  {'counter':>7}  where"]
     lines += [rows[job_id] for job_id in sorted(rows, key=_by_id)]
     pc = demo.priority_counter()
-    lines.append(f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the wait list and the set empty)")
+    lines.append(_pc_line(pc))
     return "\n".join(lines)
 
 
@@ -230,7 +235,7 @@ class ConsumeView(PageView):
         """What the page shows under the figure: the jobs popped, and ``pc``."""
         pc = self.figure.pc
         return (f"popped: {self.popped_text()}\n"
-                + (f"pc = {pc}" if pc is not None else "pc: deleted (the last consume found the wait list and the set empty)"))
+                + _pc_line(pc))
 
     def verdict_text(self) -> str:
         return verdict_text(self.figure.guess, self.figure.popped)

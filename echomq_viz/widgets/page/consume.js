@@ -38,7 +38,8 @@ export function describe(state) {
 
 // The readout under the figure (ConsumeView.readout_text)
 export function readout(state) {
-  const pc = state.pc === null || state.pc === undefined ? "pc: deleted (the last consume found the wait list and the set empty)"
+  const pc = state.pc === null || state.pc === undefined
+    ? "pc: deleted (the last consume found the wait list and the set empty)"
     : `pc = ${state.pc}`;
   return `popped: ${poppedText(state)}\n${pc}`;
 }

@@ -70,7 +70,8 @@ export function parts(state) {
     const colour = tierColor(p);
     bars += rect(x(p - 0.32), y(p + top), x(p + 0.32) - x(p - 0.32), y(p) - y(p + top),
       // edged in grey ink: a pale tier's own colour (tier 3's sand) stood at 1.6:1 on white
-      { fill: colour, "fill-opacity": p === priority ? 0.8 : 0.3, stroke: INK, "stroke-opacity": 0.55, "stroke-width": 1 });
+      { fill: colour, "fill-opacity": p === priority ? 0.8 : 0.3, stroke: INK, "stroke-opacity": 0.55,
+        "stroke-width": 1 });
   }
   const score = priorityScore(priority, counter);
   const bits = bits64(score);
