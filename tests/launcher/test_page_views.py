@@ -537,10 +537,11 @@ def _draws_what_python_computes(tab, case: PageViewCase, tmp_path: Path) -> None
             view.get_by_role("button", name=case.press_after).click()
         python = case.python(**position)
         where = f"{case.css} at {position}"
-        for name, value in position.items():  # each range's own readout
-            shown = view.get_by_role("slider", name=name, exact=True).evaluate(
-                "r => r.parentElement.querySelector(`output[for='${r.id}']`).textContent")
+        for name, value in position.items():  # each range's own readout, and what a screen reader hears
+            shown, heard = view.get_by_role("slider", name=name, exact=True).evaluate(
+                "r => [r.parentElement.querySelector(`output[for='${r.id}']`).textContent, r.ariaValueText]")
             assert shown == case.readout(name, value), f"{where}: {name} reads {shown!r}"
+            assert heard == shown, f"{where}: {name} is heard as {heard!r}, its exact value reads {shown!r}"
         if hasattr(python, "readout_text"):
             assert view.locator(".emq-readout").inner_text() == python.readout_text(), f"{where}: the readout"
         assert _text(view.locator(CAPTION)) == f"Figure: {python.describe()}", f"{where}: the caption"
@@ -573,13 +574,15 @@ def _run_stays_off_while_it_asks(tab) -> None:
     view's redraw turned it on again, and every click meanwhile sent one more run), the focus still
     on it (a disabled button dropped the focus to the page's top), on again once no kernel answered."""
     view = tab.locator(".emq-view").first
-    view.get_by_role("button", name="A pops first").click()
     run = view.get_by_role("button", name="Run it on Redis")
+    view.get_by_role("button", name="A pops first").click()
     run.focus()
     tab.keyboard.press("Enter")
     assert run.evaluate("""b => b.closest('.emq-view').textContent.includes('asking the kernel')
                            && b.getAttribute('aria-disabled') === 'true'"""), \
         "Run it on Redis can be pressed again while it asks the kernel"
+    assert run.evaluate("b => getComputedStyle(b).color") == "rgb(85, 85, 85)", \
+        "a held button wears the browser's own pale grey (2:1), not the views' muted ink (7.5:1)"
     said = view.locator(".emq-status").filter(has_text=NEEDS_KERNEL)
     said.wait_for()
     assert "an offline page has not: open the notebook with echomq-viz lab" in said.inner_text(), \
