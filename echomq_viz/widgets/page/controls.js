@@ -267,7 +267,7 @@ export const isHeld = (button) => button.getAttribute("aria-disabled") === "true
 // A button for what needs Redis: a click asks whether a kernel listens and, without one, says in one
 // line on `status` that `what` needs it; with one it sends `message()` (the values the page shows
 // now, which the kernel checks against its bounds) and the kernel answers through the model.
-// `button.pending` holds (`hold`) from the click until the message is sent or, with `until`, until
+// The button is held (`hold`) from the click until the message is sent or, with `until`, until
 // the kernel's message of that kind says it is done (at most `patience` ms): a click meanwhile
 // sends nothing more. A view whose state turns the button off (`disabled`) sets it again in
 // `onSettle`.
@@ -275,14 +275,12 @@ export function kernelButton(model, { label, what, status, message, until = null
   const button = document.createElement("button");
   button.type = "button";
   button.textContent = label;
-  button.pending = false;
   button.setAttribute("data-lm-suppress-shortcuts", "true");
   button.addEventListener("keydown", (event) => event.stopPropagation());
   let timer = null;
   const settle = () => {
     clearTimeout(timer);
     model.off("msg:custom", answered);
-    button.pending = false;
     hold(button, false);
     onSettle(); // a view whose state also disables the button sets it again
   };
@@ -290,8 +288,7 @@ export function kernelButton(model, { label, what, status, message, until = null
     if (reply && reply.kind === until) settle();
   }
   button.addEventListener("click", async () => {
-    if (button.pending) return;
-    button.pending = true;
+    if (isHeld(button)) return;
     hold(button, true);
     status.show("asking the kernel…");
     const heard = await askKernel(model);
